@@ -1,0 +1,48 @@
+"""Great Expectations suites for the derived stores. Each takes the table its check builds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import great_expectations.expectations as gxe
+
+from hippo_core.governance import STATUSES, TRUSTS
+from hippo_core.vault_layout import LANES
+
+NORM_TOLERANCE = 1e-3
+
+
+def chunk_suite() -> list[Any]:
+    """Chunks: unique ids, an anchor, non-empty text, governance values from the vocabulary."""
+    return [
+        gxe.ExpectColumnValuesToNotBeNull(column="chunk_id"),
+        gxe.ExpectColumnValuesToBeUnique(column="chunk_id"),
+        gxe.ExpectColumnValuesToNotBeNull(column="anchor"),
+        gxe.ExpectColumnValueLengthsToBeBetween(column="text_stripped", min_value=1),
+        gxe.ExpectColumnValuesToBeInSet(column="lane", value_set=list(LANES)),
+        gxe.ExpectColumnValuesToBeInSet(column="status", value_set=list(STATUSES)),
+        gxe.ExpectColumnValuesToBeInSet(column="trust", value_set=list(TRUSTS)),
+    ]
+
+
+def vector_suite(dim: int) -> list[Any]:
+    """Chunks joined with stored vectors: exactly one vector per chunk, right dimension, unit norm, no orphans."""
+    return [
+        gxe.ExpectColumnValuesToBeInSet(column="has_chunk", value_set=[True]),
+        gxe.ExpectColumnValuesToBeBetween(column="vector_count", min_value=1, max_value=1),
+        gxe.ExpectColumnValuesToBeBetween(column="dim", min_value=dim, max_value=dim),
+        gxe.ExpectColumnValuesToBeBetween(
+            column="norm", min_value=1 - NORM_TOLERANCE, max_value=1 + NORM_TOLERANCE
+        ),
+        gxe.ExpectColumnPairValuesToBeEqual(
+            column_A="embed_hash", column_B="stored_embed_hash", ignore_row_if="either_value_is_missing"
+        ),
+    ]
+
+
+def source_suite() -> list[Any]:
+    """Source copies: the declared sha256 is present and equals the hash of the body on disk."""
+    return [
+        gxe.ExpectColumnValuesToNotBeNull(column="declared_sha256"),
+        gxe.ExpectColumnPairValuesToBeEqual(column_A="declared_sha256", column_B="actual_sha256"),
+    ]

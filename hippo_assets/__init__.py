@@ -1,0 +1,1 @@
+"""hippo_assets."""

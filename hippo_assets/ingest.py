@@ -1,0 +1,129 @@
+"""Group `ingest`: inbox files become immutable source copies in 10-sources/."""
+
+# No `from __future__ import annotations` here: Dagster reads the Config and resource
+# annotations of asset functions at definition time and cannot resolve them from strings.
+
+import datetime as dt
+from pathlib import PurePosixPath
+
+import polars as pl
+from dagster import (
+    AssetCheckResult,
+    AssetExecutionContext,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
+from pydantic import Field
+
+from expectations import check_result, suites
+from hippo_core import frontmatter
+from hippo_core.frontmatter import FrontmatterError
+from hippo_core.sources import body_hash, make_source_copy
+from hippo_core.text_input import BadTextError, decode_utf8
+from hippo_core.vault_layout import INBOX_PROCESSED, INBOX_SUFFIXES, SOURCES
+from hippo_resources import Vault
+
+
+class SourcesConfig(Config):
+    files: list[str] = Field(
+        default_factory=list,
+        description="Vault-relative inbox files to ingest (the inbox sensor sends batches); empty = the whole inbox.",
+    )
+
+
+def known_sources(vault: Vault) -> dict[str, str]:
+    """sha256 → path of every source copy already in 10-sources/ (what makes ingest idempotent)."""
+    out: dict[str, str] = {}
+    for rel in vault.markdown_files():
+        if not rel.startswith(SOURCES + "/"):
+            continue
+        try:
+            raw, _ = frontmatter.split(decode_utf8(vault.read_bytes(rel), rel))
+            digest = frontmatter.parse_mapping(raw).get("sha256")
+        except (BadTextError, FrontmatterError):
+            continue
+        if digest:
+            out[str(digest)] = rel
+    return out
+
+
+@asset(
+    group_name="ingest",
+    kinds={"markdown", "git"},
+    description="Each inbox file (Markdown or text) becomes an immutable copy in 10-sources/ with "
+    "status raw-source, its original trust, sha256, original name and ingest time; the inbox file moves "
+    "to 00-inbox/.processed/. Same bytes twice make one source. Bad files stay in the inbox and are reported.",
+)
+def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault) -> MaterializeResult:
+    vault.check_exists()
+    vault.ensure_layout()
+    inbox = vault.inbox_files()
+    wanted = [f for f in inbox if not config.files or f in set(config.files)]
+    missing = sorted(set(config.files) - set(inbox))
+    known = known_sources(vault)
+    ingested: list[str] = []
+    duplicates: list[str] = []
+    rejected: list[dict[str, str]] = []
+    skipped: list[str] = []
+    now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+    for rel in wanted:
+        name = PurePosixPath(rel).name
+        if not name.lower().endswith(INBOX_SUFFIXES):
+            skipped.append(rel)
+            continue
+        try:
+            copy = make_source_copy(vault.read_bytes(rel), name, now)
+        except (BadTextError, FrontmatterError) as exc:
+            rejected.append({"file": rel, "reason": str(exc)})
+            context.log.warning(f"left in the inbox: {rel}: {exc}")
+            continue
+        if copy.sha256 in known:
+            duplicates.append(f"{rel} = {known[copy.sha256]}")
+        else:
+            vault.write_text(copy.path, copy.text)
+            known[copy.sha256] = copy.path
+            ingested.append(copy.path)
+            context.log.info(f"ingested {rel} → {copy.path}")
+        vault.move(rel, f"{INBOX_PROCESSED}/{name}")
+    commit = vault.commit(f"ingest: {len(ingested)} new source(s)") if ingested or duplicates else None
+    return MaterializeResult(
+        metadata={
+            "ingested": len(ingested),
+            "duplicates": len(duplicates),
+            "rejected": len(rejected),
+            "new_sources": MetadataValue.json(ingested),
+            "duplicate_files": MetadataValue.json(duplicates),
+            "rejected_files": MetadataValue.json(rejected),
+            "unsupported_files": MetadataValue.json(skipped),
+            "not_in_inbox": MetadataValue.json(missing),
+            "total_sources": len(known),
+            "git_commit": commit or "",
+        }
+    )
+
+
+@asset_check(
+    asset=sources, blocking=True, description="Every source copy's sha256 matches its body (GX suite)."
+)
+def source_hashes_match(vault: Vault) -> AssetCheckResult:
+    rows = []
+    for rel in vault.markdown_files():
+        if not rel.startswith(SOURCES + "/"):
+            continue
+        try:
+            raw, body = frontmatter.split(decode_utf8(vault.read_bytes(rel), rel))
+            fields = frontmatter.parse_mapping(raw)
+        except (BadTextError, FrontmatterError) as exc:
+            rows.append({"path": rel, "declared_sha256": None, "actual_sha256": f"unreadable: {exc}"})
+            continue
+        if "sha256" not in fields and "original_name" not in fields:
+            continue  # a source a person filed by hand, not an ingest copy: it declares no hash
+        declared = fields.get("sha256")
+        rows.append(
+            {"path": rel, "declared_sha256": declared and str(declared), "actual_sha256": body_hash(body)}
+        )
+    frame = pl.DataFrame(rows, schema={"path": pl.Utf8, "declared_sha256": pl.Utf8, "actual_sha256": pl.Utf8})
+    return check_result("source_hashes", frame, suites.source_suite())

@@ -1,0 +1,1 @@
+"""The `hippo` command line."""

@@ -1,0 +1,192 @@
+"""The `hippo` command line: init, run, search, serve, status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from hippo_core.settings import HippoSettings
+from hippo_core.text_input import BadTextError
+
+
+def _settings(args: argparse.Namespace) -> HippoSettings:
+    return HippoSettings.from_env(
+        os.environ,
+        vault=getattr(args, "vault", None),
+        home=getattr(args, "home", None),
+    )
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from hippo_cli.vault_init import VaultInitError, init_vault
+
+    try:
+        created = init_vault(Path(args.vault_dir))
+    except VaultInitError as exc:
+        print(f"hippo init: {exc}", file=sys.stderr)
+        return 2
+    print(f"{'Created' if created else 'Checked'} vault at {Path(args.vault_dir).resolve()}")
+    print(f"Next: export HIPPO_VAULT={Path(args.vault_dir).resolve()} && hippo run")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from hippo_assets.definitions import ASSET_CHECKS, ASSETS
+    from hippo_cli.runner import get_instance, run_assets
+    from hippo_resources import build_resources
+
+    settings = _settings(args)
+    if not settings.vault.is_dir():
+        print(
+            f"hippo run: vault not found at {settings.vault.resolve()} (set HIPPO_VAULT or --vault)",
+            file=sys.stderr,
+        )
+        return 2
+    run_config = {"ops": {"embeddings": {"config": {"force": True}}}} if args.force else None
+    ok = run_assets(
+        [*ASSETS, *ASSET_CHECKS], build_resources(settings), args.select, get_instance(), run_config
+    )
+    return 0 if ok else 1
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from hippo_server.app import engine_from_settings
+    from hippo_server.schemas import SearchRequest
+    from hippo_server.search import NotIndexedError
+
+    try:
+        request = SearchRequest(
+            query=args.query,
+            limit=args.k,
+            lanes=args.lane or None,
+            path_prefix=args.path_prefix,
+            mode=args.mode,
+        )
+    except ValidationError as exc:
+        print(
+            f"hippo search: {exc.errors(include_url=False)[0]['msg'].removeprefix('Value error, ')}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        response = engine_from_settings(_settings(args)).search(request)
+    except NotIndexedError as exc:
+        print(f"hippo search: {exc}", file=sys.stderr)
+        return 3
+    if args.json:
+        print(response.model_dump_json(indent=2))
+        return 0
+    print(f"{args.query!r}: {len(response.results)} result(s) [{response.status}]")
+    if response.degraded_reason:
+        print(f"  ({response.degraded_reason})")
+    for i, hit in enumerate(response.results, 1):
+        print(
+            f"{i:2d}. {hit.anchor}  score={hit.score:.4f}  via={'+'.join(hit.matched_by)}  [{hit.status}/{hit.trust}]"
+        )
+        print(f"    {hit.snippet}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from hippo_server.app import create_app
+
+    settings = _settings(args).model_copy(update={"host": args.host, "port": args.port})
+    loopback = settings.host in ("127.0.0.1", "localhost", "::1")
+    if not loopback and not settings.mcp_token:
+        print("hippo serve: refusing to listen beyond loopback without HIPPO_MCP_TOKEN", file=sys.stderr)
+        return 2
+    if not settings.mcp_token:
+        print("hippo serve: no HIPPO_MCP_TOKEN set; serving without auth on loopback only", file=sys.stderr)
+    print(
+        f"Librarian on http://{settings.host}:{settings.port}  (REST /api/v1, MCP /mcp, docs /docs)",
+        file=sys.stderr,
+    )
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from hippo_server.app import engine_from_settings
+
+    settings = _settings(args)
+    info = {"vault": str(settings.vault.resolve()), "home": str(settings.home.resolve())}
+    info.update(engine_from_settings(settings).status())
+    info.pop("ranking", None)
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=2, default=str))
+    else:
+        for key, value in info.items():
+            print(f"{key:15s} {value}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hippo",
+        description="Hippocampus: a personal knowledge store for people who work with AI agents.",
+        epilog="Settings come from HIPPO_VAULT, HIPPO_HOME, HIPPO_MCP_TOKEN, HIPPO_EMBED_BACKEND, HIPPO_EMBED_URL, "
+        "HIPPO_EMBED_MODEL; flags override them.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def common(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--vault", type=Path, help="vault folder (default: $HIPPO_VAULT or ./vault)")
+        p.add_argument("--home", type=Path, help="derived stores folder (default: $HIPPO_HOME or ./.hippo)")
+
+    p = sub.add_parser("init", help="create a vault (folders, SCHEMA.md, git repository)")
+    p.add_argument("vault_dir", metavar="VAULT", help="folder to create or complete")
+    p.set_defaults(func=cmd_init)
+
+    p = sub.add_parser("run", help="materialize assets in-process on the instance at $DAGSTER_HOME")
+    common(p)
+    p.add_argument(
+        "--select", help="Dagster asset selection, e.g. 'chunks+' or 'lexical_index' (default: all)"
+    )
+    p.add_argument(
+        "--force", action="store_true", help="allow a scan that removes over half the indexed documents"
+    )
+    p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("search", help="hybrid search of the vault")
+    common(p)
+    p.add_argument("query", metavar="QUERY")
+    p.add_argument("--k", type=int, default=5, help="number of sections (default 5)")
+    p.add_argument(
+        "--lane", action="append", help="content lane: wiki, sources, notes, conversations (repeatable)"
+    )
+    p.add_argument("--path-prefix", help="only documents under this vault folder")
+    p.add_argument("--mode", choices=["hybrid", "lexical", "semantic"], default="hybrid")
+    p.add_argument("--json", action="store_true", help="print the JSON envelope agents receive")
+    p.set_defaults(func=cmd_search)
+
+    p = sub.add_parser("serve", help="run the librarian (REST + MCP)")
+    common(p)
+    p.add_argument("--host", default=os.environ.get("HIPPO_HOST", "127.0.0.1"))
+    p.add_argument("--port", type=int, default=int(os.environ.get("HIPPO_PORT", "8787")))
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("status", help="what is indexed")
+    common(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_status)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except BadTextError as exc:
+        print(f"hippo: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

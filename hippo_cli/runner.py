@@ -1,0 +1,168 @@
+"""`hippo run`: materialize assets in-process on the instance at DAGSTER_HOME, with live progress.
+
+The run executes in a worker thread; the main thread follows the run's event log on the instance (the
+same records the Dagster UI shows) and prints a compact progress line per step and a summary.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from dagster import AssetSelection, DagsterEventType, DagsterInstance, materialize
+from dagster._core.events import DagsterEvent
+
+DEFAULT_INSTANCE_YAML = Path(__file__).with_name("dagster_default.yaml")
+QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+def get_instance() -> DagsterInstance:
+    """The persistent instance at DAGSTER_HOME (created with our dagster.yaml defaults if missing)."""
+    home = os.environ.get("DAGSTER_HOME")
+    if not home:
+        raise SystemExit(
+            "DAGSTER_HOME is not set: runs must be recorded on a persistent instance so they show in the UI.\n"
+            "  export DAGSTER_HOME=$PWD/.dagster   (the Makefile does this for you)"
+        )
+    os.makedirs(home, exist_ok=True)
+    config = Path(home) / "dagster.yaml"
+    if not config.exists():
+        shutil.copyfile(DEFAULT_INSTANCE_YAML, config)
+    return DagsterInstance.get()
+
+
+def _fmt_meta(entries: dict[str, Any], keys: Sequence[str]) -> str:
+    out = []
+    for key in keys:
+        if key in entries:
+            value = getattr(entries[key], "value", entries[key])
+            out.append(f"{key}={value}")
+    return " ".join(out)
+
+
+SUMMARY_KEYS = (
+    "ingested",
+    "duplicates",
+    "rejected",
+    "documents",
+    "malformed",
+    "chunks",
+    "embedded",
+    "reused",
+    "removed_vectors",
+    "generation",
+)
+
+
+def run_assets(
+    assets: Sequence[Any],
+    resources: dict[str, Any],
+    selection: str | None,
+    instance: DagsterInstance,
+    run_config: dict[str, Any] | None = None,
+    out: TextIO = sys.stderr,
+) -> bool:
+    """Materialize the selection (default: everything; asset checks included) and report progress."""
+    config = {**QUIET_LOGGERS, **(run_config or {})}
+    tags = {"hippo/trigger": "cli", "hippo/run_token": uuid.uuid4().hex}
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            result["run"] = materialize(
+                list(assets),
+                selection=AssetSelection.from_string(selection) if selection else None,
+                instance=instance,
+                resources=resources,
+                run_config=config,
+                raise_on_error=False,
+                tags=tags,
+            )
+        except Exception as exc:  # noqa: BLE001 - reported to the user below
+            result["error"] = exc
+
+    thread = threading.Thread(target=work, name="hippo-run", daemon=True)
+    started = time.monotonic()
+    thread.start()
+    run_id = _wait_for_run(instance, tags["hippo/run_token"], thread)
+    cursor = None
+    summary: list[str] = []
+    while True:
+        alive = thread.is_alive()
+        if run_id:
+            conn = instance.get_records_for_run(run_id, cursor=cursor, limit=500)
+            cursor = conn.cursor
+            for record in conn.records:
+                line = _describe(record.event_log_entry, summary)
+                if line:
+                    print(f"[{time.monotonic() - started:6.1f}s] {line}", file=out, flush=True)
+            if conn.has_more:
+                continue
+        if not alive:
+            break
+        time.sleep(0.2)
+    thread.join()
+    if "error" in result:
+        print(f"✗ run could not start: {result['error']}", file=out)
+        return False
+    run = result["run"]
+    print("\nSummary", file=out)
+    for line in summary:
+        print(f"  {line}", file=out)
+    verdict = "succeeded" if run.success else "FAILED"
+    print(
+        f"Run {run.run_id} {verdict} in {time.monotonic() - started:.1f} s (see it in the Dagster UI: make ui)",
+        file=out,
+    )
+    return bool(run.success)
+
+
+def _wait_for_run(instance: DagsterInstance, token: str, thread: threading.Thread) -> str | None:
+    from dagster import RunsFilter
+
+    while True:
+        runs = instance.get_run_records(filters=RunsFilter(tags={"hippo/run_token": token}), limit=1)
+        if runs:
+            return runs[0].dagster_run.run_id
+        if not thread.is_alive():
+            return None
+        time.sleep(0.05)
+
+
+def _describe(entry: Any, summary: list[str]) -> str | None:
+    event: DagsterEvent | None = entry.dagster_event
+    if event is None:
+        msg = entry.user_message or ""
+        return f"  {entry.step_key}: {msg}" if entry.level >= 20 and msg else None
+    kind = event.event_type
+    if kind == DagsterEventType.STEP_START:
+        return f"▶ {event.step_key}"
+    if kind == DagsterEventType.ASSET_MATERIALIZATION:
+        mat = event.step_materialization_data.materialization
+        name = mat.asset_key.to_user_string()
+        details = _fmt_meta(mat.metadata, SUMMARY_KEYS)
+        summary.append(f"✔ {name:16s} {details}")
+        return f"✔ {name} {details}"
+    if kind == DagsterEventType.ASSET_CHECK_EVALUATION:
+        data = event.event_specific_data
+        ok = data.passed
+        name = data.check_name
+        failed = _fmt_meta(data.metadata, ("failed", "orphan_vectors", "chunks_without_vector"))
+        summary.append(f"{'✔' if ok else '✗'} check {name} {'passed' if ok else 'FAILED ' + failed}")
+        return f"{'✔' if ok else '✗'} check {name}"
+    if kind == DagsterEventType.STEP_FAILURE:
+        err = event.step_failure_data.error
+        msg = err.message.strip().splitlines()[-1] if err else "unknown error"
+        summary.append(f"✗ {event.step_key}: {msg}")
+        return f"✗ {event.step_key} failed: {msg}"
+    if kind == DagsterEventType.STEP_SKIPPED:
+        summary.append(f"- {event.step_key} skipped (an upstream step or blocking check failed)")
+        return f"- {event.step_key} skipped"
+    return None

@@ -1,0 +1,111 @@
+"""Vault documents and their chunks as plain records: the rows of the `documents` and `chunks` tables."""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Any
+
+from pydantic import BaseModel
+
+from hippo_core import frontmatter
+from hippo_core.chunking import ChunkParams, chunk_document, index_text
+from hippo_core.fingerprints import chunk_id, embed_hash, sha256_text
+from hippo_core.text_input import decode_utf8
+from hippo_core.vault_layout import lane_for_path, sector_for_path
+
+
+class Document(BaseModel):
+    path: str
+    title: str
+    doc_type: str | None
+    status: str
+    trust: str
+    sector: str | None
+    sector_declared: str | None
+    aliases: list[str]
+    tags: list[str]
+    created: str | None
+    updated: str | None
+    lane: str
+    body: str
+    body_hash: str
+
+
+def _title(fm_title: str | None, body: str, path: str) -> str:
+    if fm_title:
+        return fm_title
+    m = re.search(r"^#\s+(.+)$", body, flags=re.MULTILINE)
+    return m.group(1).strip() if m else PurePosixPath(path).stem
+
+
+def parse_document(path: str, data: bytes) -> Document:
+    """Parse one vault file. Raises BadTextError or FrontmatterError with a message for a human."""
+    text = decode_utf8(data, what=path)
+    fm, body = frontmatter.parse(text, path)
+    sector = sector_for_path(path)
+    return Document(
+        path=path,
+        title=_title(fm.title, body, path),
+        doc_type=fm.type,
+        status=fm.status,
+        trust=fm.trust,
+        sector=sector or fm.sector,  # the folder is the truth; frontmatter only fills in outside 20-wiki
+        sector_declared=fm.sector,
+        aliases=fm.aliases,
+        tags=fm.tags,
+        created=fm.created,
+        updated=fm.updated,
+        lane=lane_for_path(path),
+        body=body,
+        body_hash=sha256_text(body),
+    )
+
+
+def chunk_rows(doc: Document, model_id: str, params: ChunkParams | None = None) -> list[dict[str, Any]]:
+    """The chunk rows of one document, with the governance fields search filters and boosts on."""
+    rows = []
+    for draft in chunk_document(doc.path, doc.body, params):
+        idx_text = index_text(doc.title, draft.heading_path, draft.text)
+        rows.append(
+            {
+                "chunk_id": chunk_id(doc.path, draft.anchor, draft.ordinal),
+                "path": doc.path,
+                "anchor": draft.anchor,
+                "heading": draft.heading,
+                "heading_path": draft.heading_path,
+                "ordinal": draft.ordinal,
+                "title": doc.title,
+                "text": draft.text,
+                "index_text": idx_text,
+                "content_hash": sha256_text(idx_text),
+                "embed_hash": embed_hash(model_id, "passage", idx_text),
+                "lane": doc.lane,
+                "doc_type": doc.doc_type,
+                "status": doc.status,
+                "trust": doc.trust,
+                "sector": doc.sector,
+                "aliases": doc.aliases,
+                "tags": doc.tags,
+                "updated": doc.updated or doc.created,
+            }
+        )
+    return rows
+
+
+class MassRemovalError(RuntimeError):
+    """A scan would drop most of the index: usually an unmounted or wrong vault, not a real deletion."""
+
+
+def check_removal(
+    indexed_paths: set[str], current_paths: set[str], force: bool, max_fraction: float = 0.5
+) -> int:
+    """Refuse to remove more than `max_fraction` of the indexed documents unless forced. Returns removals."""
+    removed = len(indexed_paths - current_paths)
+    if indexed_paths and removed > max_fraction * len(indexed_paths) and not force:
+        raise MassRemovalError(
+            f"this scan would remove {removed} of {len(indexed_paths)} indexed documents "
+            f"(more than {max_fraction:.0%}). Is HIPPO_VAULT pointing at the right folder? "
+            "Re-run with force=true (`hippo run --force`) if the removal is intended."
+        )
+    return removed

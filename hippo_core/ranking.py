@@ -1,0 +1,139 @@
+"""Hybrid ranking: weighted reciprocal-rank fusion, governance boost, freshness decay, sections.
+
+All knobs live in `RankingParams`, so evaluation can sweep them without touching code.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from collections.abc import Callable, Iterable, Mapping
+
+from pydantic import BaseModel, Field
+
+
+class RankingParams(BaseModel, frozen=True):
+    """Every parameter that changes the order of search results."""
+
+    rrf_k: int = Field(default=60, ge=1)
+    lexical_weight: float = Field(default=1.0, ge=0)
+    semantic_weight: float = Field(default=1.0, ge=0)
+    lexical_pool: int = Field(default=60, ge=1)
+    semantic_pool: int = Field(default=60, ge=1)
+    # A chunk found only by the semantic lane must be at least this similar (cosine) to count:
+    # dense retrievers always return *something*, and a far neighbour is not evidence.
+    # multilingual-e5-small packs similarities into ~0.75-0.90: unrelated pairs sit near 0.79.
+    semantic_floor: float = Field(default=0.80, ge=-1, le=1)
+    # Query-side weight of Hangul character bigrams relative to morphemes (recall fallback).
+    bigram_weight: float = Field(default=0.5, ge=0)
+    status_boost: Mapping[str, float] = Field(
+        default_factory=lambda: {
+            "canonical": 1.25,
+            "reference": 1.0,
+            "raw-source": 1.0,
+            "draft": 0.9,
+            "needs-review": 0.85,
+        }
+    )
+    trust_boost: Mapping[str, float] = Field(
+        default_factory=lambda: {
+            "human_edit": 1.1,
+            "source": 1.05,
+            "llm_summary": 1.0,
+            "llm_context": 0.95,
+            "web_staging": 0.9,
+        }
+    )
+    # Navigation pages (HOME, index, log, hubs) list every title: they match everything a little.
+    type_boost: Mapping[str, float] = Field(default_factory=lambda: {"map": 0.7})
+    excluded_statuses: tuple[str, ...] = ("archived",)
+    freshness_half_life_days: float = Field(default=365.0, gt=0)
+    freshness_floor: float = Field(default=0.85, ge=0, le=1)
+
+
+class Candidate(BaseModel):
+    """A chunk drawn by one or both lanes, with the evidence of each lane."""
+
+    chunk_id: str
+    rrf: float = 0.0
+    lexical_rank: int | None = None
+    lexical_score: float | None = None
+    semantic_rank: int | None = None
+    semantic_score: float | None = None
+
+    @property
+    def lanes(self) -> list[str]:
+        out = []
+        if self.lexical_rank is not None:
+            out.append("lexical")
+        if self.semantic_rank is not None:
+            out.append("semantic")
+        return out
+
+
+def fuse(
+    lexical: Iterable[tuple[str, float]],
+    semantic: Iterable[tuple[str, float]],
+    params: RankingParams,
+) -> list[Candidate]:
+    """Weighted RRF over the two ranked lists (each best-first). Semantic-only hits under the floor drop out."""
+    by_id: dict[str, Candidate] = {}
+    for rank, (cid, score) in enumerate(lexical, start=1):
+        c = by_id.setdefault(cid, Candidate(chunk_id=cid))
+        c.lexical_rank, c.lexical_score = rank, score
+        c.rrf += params.lexical_weight / (params.rrf_k + rank)
+    for rank, (cid, score) in enumerate(semantic, start=1):
+        c = by_id.setdefault(cid, Candidate(chunk_id=cid))
+        c.semantic_rank, c.semantic_score = rank, score
+        c.rrf += params.semantic_weight / (params.rrf_k + rank)
+    kept = [
+        c
+        for c in by_id.values()
+        if c.lexical_rank is not None
+        or (c.semantic_score is not None and c.semantic_score >= params.semantic_floor)
+    ]
+    return sorted(kept, key=lambda c: (-c.rrf, c.chunk_id))
+
+
+def governance_multiplier(status: str, trust: str, doc_type: str | None, params: RankingParams) -> float:
+    """Canonical, human-edited and source material rank higher, maps lower; unknown values are neutral."""
+    return (
+        params.status_boost.get(status, 1.0)
+        * params.trust_boost.get(trust, 1.0)
+        * params.type_boost.get(doc_type or "", 1.0)
+    )
+
+
+def freshness_multiplier(updated: str | None, now: dt.date, params: RankingParams) -> float:
+    """Exponential decay toward a floor: old notes sink a little, never vanish."""
+    if not updated:
+        return 1.0
+    try:
+        day = dt.date.fromisoformat(str(updated)[:10])
+    except ValueError:
+        return 1.0
+    age = max((now - day).days, 0)
+    decay = math.pow(0.5, age / params.freshness_half_life_days)
+    return params.freshness_floor + (1.0 - params.freshness_floor) * decay
+
+
+def snippet(
+    text: str, query_terms: set[str], tokenize: Callable[[str], list[str]], max_chars: int = 240
+) -> str:
+    """The window of the chunk that covers most query terms, so an agent sees why it matched."""
+    from hippo_core.chunking import split_sentences
+
+    sentences = [s for para in text.split("\n\n") for s in split_sentences(para)] or [text]
+    if not query_terms:
+        best = 0
+    else:
+        overlaps = [len(query_terms & set(tokenize(s))) for s in sentences]
+        best = max(range(len(sentences)), key=lambda i: (overlaps[i], -i))
+    out = sentences[best]
+    j = best + 1
+    while j < len(sentences) and len(out) + len(sentences[j]) + 1 <= max_chars:
+        out = f"{out} {sentences[j]}"
+        j += 1
+    if len(out) > max_chars:
+        out = out[: max_chars - 1].rstrip() + "…"
+    return out

@@ -1,0 +1,97 @@
+"""The vault's folder layout and which folders each stage reads.
+
+Kept in one place so the CLI, the assets and the server agree on what a path means.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+INBOX = "00-inbox"
+INBOX_PROCESSED = "00-inbox/.processed"
+TODO = "05-todo"
+SOURCES = "10-sources"
+WIKI = "20-wiki"
+REVIEWS = "30-reviews"
+STAGING = "30-reviews/staging"
+APPROVALS = "30-reviews/approvals"
+OPS = "50-ops"
+SYSTEM = "90-system"
+
+FOLDERS: tuple[str, ...] = (INBOX, INBOX_PROCESSED, TODO, SOURCES, WIKI, STAGING, APPROVALS, OPS, SYSTEM)
+TOP_FILES: tuple[str, ...] = ("HOME.md", "index.md", "log.md", "SCHEMA.md")
+
+# Folders never indexed for search: review queues and machine ledgers are not knowledge.
+NOT_INDEXED: tuple[str, ...] = (REVIEWS, SYSTEM, INBOX)
+
+# Inbox files we accept today; everything else stays in the inbox and is reported.
+INBOX_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt")
+
+# Content lanes: which part of the vault a chunk comes from. Search can be limited to lanes.
+LANES: tuple[str, ...] = ("wiki", "sources", "notes", "conversations")
+
+
+def lane_for_path(path: str) -> str:
+    """Map a vault-relative path to its content lane."""
+    top = PurePosixPath(path).parts[0] if path else ""
+    if top == WIKI:
+        return "wiki"
+    if top == SOURCES:
+        return "sources"
+    return "notes"
+
+
+def sector_for_path(path: str) -> str | None:
+    """The sector is the folder under 20-wiki: the path is the truth, not the frontmatter."""
+    parts = PurePosixPath(path).parts
+    if len(parts) >= 3 and parts[0] == WIKI:
+        return parts[1]
+    return None
+
+
+def is_indexed(path: str) -> bool:
+    """True for Markdown files that belong in search (outside reviews, system ledgers and the inbox)."""
+    p = PurePosixPath(path)
+    if p.suffix.lower() not in (".md", ".markdown"):
+        return False
+    if any(part.startswith(".") for part in p.parts):
+        return False
+    return not any(path == d or path.startswith(d + "/") for d in NOT_INDEXED)
+
+
+SCHEMA_MD = """---
+type: map
+status: reference
+trust: human_edit
+title: Vault schema
+---
+
+# Vault schema
+
+This vault is managed by Hippocampus. People and agents write; deterministic code promotes.
+
+## Folders
+
+| folder | what lives there |
+|---|---|
+| `00-inbox/` | drop zone; processed files move to `00-inbox/.processed/` |
+| `05-todo/` | research topics and follow-ups |
+| `10-sources/` | immutable source copies (the factual ground) |
+| `20-wiki/<sector>/` | canonical wiki; the folder is the sector |
+| `30-reviews/staging/` | draft cards waiting for approval |
+| `30-reviews/approvals/` | checkbox files a human ticks |
+| `50-ops/` | shared work memory (worklog, handoff) |
+| `90-system/` | ledgers written by the pipeline (do not edit) |
+
+## Frontmatter
+
+```yaml
+type:   concept | entity | comparison | query | map | source-summary | conversation
+status: draft | canonical | needs-review | archived | reference | raw-source
+trust:  source | human_edit | llm_summary | llm_context | web_staging
+title, created, updated, tags, sources, aliases, sector, confidence, contested
+```
+
+A `human_edit` page is never changed by the pipeline. Moving a page to another sector folder is a
+valid edit: the path wins over `sector:`.
+"""

@@ -1,0 +1,45 @@
+"""The parquet tables of documents and chunks under HIPPO_HOME (rebuildable from the vault)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polars as pl
+from dagster import ConfigurableResource
+
+DOCUMENTS = "documents.parquet"
+CHUNKS = "chunks.parquet"
+
+
+class ChunkStore(ConfigurableResource):
+    root: str
+
+    @property
+    def path(self) -> Path:
+        return Path(self.root)
+
+    def write(self, name: str, frame: pl.DataFrame) -> Path:
+        """Write a table atomically (temp + fsync + rename)."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        target = self.path / name
+        tmp = target.with_name(f".{name}.tmp")
+        frame.write_parquet(tmp)
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+        return target
+
+    def read(self, name: str) -> pl.DataFrame:
+        target = self.path / name
+        if not target.exists():
+            raise FileNotFoundError(
+                f"{target} does not exist yet: materialize the assets first (`hippo run`)"
+            )
+        return pl.read_parquet(target)
+
+    def documents(self) -> pl.DataFrame:
+        return self.read(DOCUMENTS)
+
+    def chunks(self) -> pl.DataFrame:
+        return self.read(CHUNKS)

@@ -1,0 +1,119 @@
+"""The vault on disk and its git history: the one resource that writes canonical files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+from dagster import ConfigurableResource
+
+from hippo_core import vault_layout
+
+GIT_IDENTITY = ("-c", "user.name=Hippocampus", "-c", "user.email=hippocampus@localhost")
+
+
+class VaultError(RuntimeError):
+    pass
+
+
+class Vault(ConfigurableResource):
+    """Files under the vault root, addressed by vault-relative POSIX paths."""
+
+    root: str
+
+    @property
+    def path(self) -> Path:
+        return Path(self.root).expanduser().resolve()
+
+    def abs(self, rel: str) -> Path:
+        p = (self.path / rel).resolve()
+        if p != self.path and self.path not in p.parents:
+            raise VaultError(f"{rel!r} points outside the vault")
+        return p
+
+    def rel(self, p: Path) -> str:
+        return p.resolve().relative_to(self.path).as_posix()
+
+    def check_exists(self) -> None:
+        if not self.path.is_dir():
+            raise VaultError(
+                f"vault not found at {self.path}: run `hippo init {self.path}` or set HIPPO_VAULT"
+            )
+
+    def ensure_layout(self) -> None:
+        for folder in vault_layout.FOLDERS:
+            self.abs(folder).mkdir(parents=True, exist_ok=True)
+
+    def inbox_files(self) -> list[str]:
+        """Files waiting in the inbox (not hidden, not in .processed), sorted for determinism."""
+        inbox = self.abs(vault_layout.INBOX)
+        if not inbox.is_dir():
+            return []
+        return sorted(self.rel(p) for p in inbox.iterdir() if p.is_file() and not p.name.startswith("."))
+
+    def markdown_files(self) -> Iterator[str]:
+        """Every Markdown file of the vault (hidden folders such as .git skipped), sorted."""
+        out: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(self.path):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            for name in filenames:
+                if name.lower().endswith((".md", ".markdown")) and not name.startswith("."):
+                    out.append(self.rel(Path(dirpath) / name))
+        yield from sorted(out)
+
+    def read_bytes(self, rel: str) -> bytes:
+        return self.abs(rel).read_bytes()
+
+    def exists(self, rel: str) -> bool:
+        return self.abs(rel).exists()
+
+    def write_text(self, rel: str, text: str) -> None:
+        """Write atomically (temp file + fsync + rename): Obsidian never sees half a note."""
+        target = self.abs(rel)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.tmp")
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+
+    def move(self, src: str, dst: str) -> str:
+        """Move a file; if the destination exists, a numeric suffix keeps both."""
+        target = self.abs(dst)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        n = 1
+        while target.exists():
+            target = target.with_name(f"{Path(dst).stem}.{n}{Path(dst).suffix}")
+            n += 1
+        shutil.move(str(self.abs(src)), str(target))
+        return self.rel(target)
+
+    # --- git -------------------------------------------------------------------------------
+    def is_git_repo(self) -> bool:
+        return (self.path / ".git").exists()
+
+    def git(self, *args: str) -> str:
+        proc = subprocess.run(
+            ["git", *GIT_IDENTITY, "-C", str(self.path), *args], capture_output=True, text=True, check=False
+        )
+        if proc.returncode != 0:
+            raise VaultError(f"git {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
+        return proc.stdout
+
+    def init_git(self) -> None:
+        if not self.is_git_repo():
+            self.git("init", "-q", "-b", "main")
+
+    def commit(self, message: str) -> str | None:
+        """Commit every change in the vault as one commit; None when nothing changed or no repo."""
+        if not self.is_git_repo():
+            return None
+        self.git("add", "-A")
+        if not self.git("status", "--porcelain").strip():
+            return None
+        self.git("commit", "-q", "-m", message)
+        return self.git("rev-parse", "HEAD").strip()

@@ -1,0 +1,290 @@
+"""The librarian's search engine: hybrid retrieval over the live index generation.
+
+Reads only; reloads when a new generation is published, so a running server picks up every
+materialization without a restart. When the embedder fails it answers from the lexical lane and says so.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from hippo_core import frontmatter
+from hippo_core.bm25 import BM25Index
+from hippo_core.chunking import split_sections
+from hippo_core.ranking import (
+    Candidate,
+    RankingParams,
+    freshness_multiplier,
+    fuse,
+    governance_multiplier,
+    snippet,
+)
+from hippo_core.text_input import decode_utf8, validate_path_prefix
+from hippo_core.tokenize import Tokenizer, TokenizerConfig, is_bigram
+from hippo_resources import Embedder, EmbedderError, Ledger, LexicalStore, Vault, VectorStore
+from hippo_server.schemas import SearchHit, SearchRequest, SearchResponse, Section
+
+
+class NotIndexedError(RuntimeError):
+    """No index generation exists yet."""
+
+
+class NotFoundError(LookupError):
+    pass
+
+
+@dataclass
+class Snapshot:
+    """One consistent view of the stores: a lexical generation and the chunk table it was built from."""
+
+    generation: str
+    index: BM25Index
+    table: pl.DataFrame
+    rows: list[dict[str, Any]]
+    row_of: dict[str, int]
+    lane: np.ndarray
+    status: np.ndarray
+    path: np.ndarray
+    collection: Any
+
+
+class SearchEngine:
+    def __init__(
+        self,
+        lexical_store: LexicalStore,
+        vector_store: VectorStore,
+        embedder: Embedder,
+        vault: Vault | None = None,
+        ledger: Ledger | None = None,
+        params: RankingParams | None = None,
+        today: Callable[[], dt.date] = dt.date.today,
+    ) -> None:
+        self.lexical_store = lexical_store
+        self.vector_store = vector_store
+        self.embedder = embedder
+        self.vault = vault
+        self.ledger = ledger
+        self.params = params or RankingParams()
+        self.today = today
+        self._snapshot: Snapshot | None = None
+        self._lock = threading.Lock()
+        self._tokenizer: Tokenizer | None = None
+
+    # --- loading ------------------------------------------------------------------------------
+    def snapshot(self) -> Snapshot:
+        """The live generation, reloaded if a newer one was published since the last call."""
+        manifest = self.lexical_store.manifest()
+        if manifest is None:
+            raise NotIndexedError("nothing is indexed yet: run `hippo run` to build the index")
+        with self._lock:
+            if self._snapshot is None or self._snapshot.generation != manifest["generation"]:
+                self._snapshot = self._load(manifest)
+            return self._snapshot
+
+    def _load(self, manifest: dict[str, Any]) -> Snapshot:
+        index, table = self.lexical_store.load(manifest["generation"])
+        tokenizer_fp = manifest.get("tokenizer")
+        config = TokenizerConfig()
+        if tokenizer_fp and tokenizer_fp != config.fingerprint():
+            raise NotIndexedError(
+                "the index was built by another analyzer version: run `hippo run` to rebuild it"
+            )
+        self._tokenizer = self._tokenizer or Tokenizer(config)
+        self.vector_store.forget_clients()
+        rows = table.to_dicts()
+        return Snapshot(
+            generation=manifest["generation"],
+            index=index,
+            table=table,
+            rows=rows,
+            row_of={r["chunk_id"]: i for i, r in enumerate(rows)},
+            lane=table["lane"].to_numpy() if table.height else np.array([], dtype=object),
+            status=table["status"].to_numpy() if table.height else np.array([], dtype=object),
+            path=table["path"].to_numpy() if table.height else np.array([], dtype=object),
+            collection=self.vector_store.collection(),
+        )
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer(TokenizerConfig())
+        return self._tokenizer
+
+    # --- search -------------------------------------------------------------------------------
+    def search(
+        self, request: SearchRequest, params: RankingParams | None = None, log: bool = True
+    ) -> SearchResponse:
+        params = params or self.params
+        snap = self.snapshot()
+        allowed_paths = self._allowed_paths(snap, request)
+        lexical: list[tuple[str, float]] = []
+        semantic: list[tuple[str, float]] = []
+        status, reason = "ok", None
+        q_tokens = self.tokenizer.query_tokens(request.query)
+        if request.mode in ("hybrid", "lexical"):
+            lexical = self._lexical(snap, request, params, q_tokens)
+        if request.mode in ("hybrid", "semantic"):
+            try:
+                semantic = self._semantic(snap, request, params, allowed_paths)
+            except EmbedderError as exc:
+                status, reason = "degraded", f"semantic lane unavailable, lexical results only: {exc}"
+        if request.mode == "semantic":
+            params = params.model_copy(update={"semantic_floor": -1.0})
+        candidates = fuse(lexical, semantic, params)
+        hits = self._sections(snap, candidates, params, set(q_tokens), request.limit)
+        if not hits and status == "ok":
+            status = "empty"
+        response = SearchResponse(
+            status=status,
+            degraded_reason=reason,
+            query=request.query,
+            mode=request.mode,
+            generation=snap.generation,
+            results=hits,
+        )
+        if log and self.ledger is not None:
+            self.ledger.record_query(
+                request.query,
+                request.model_dump(exclude={"query"}),
+                status,
+                len(hits),
+                hits[0].score if hits else None,
+                snap.generation,
+            )
+        return response
+
+    def _allowed_paths(self, snap: Snapshot, request: SearchRequest) -> list[str] | None:
+        if not request.path_prefix:
+            return None
+        prefix = request.path_prefix.rstrip("/")
+        return sorted({p for p in snap.path.tolist() if p == prefix or p.startswith(prefix + "/")})
+
+    def _mask(self, snap: Snapshot, request: SearchRequest, params: RankingParams) -> np.ndarray:
+        mask = ~np.isin(snap.status, list(params.excluded_statuses))
+        if request.lanes:
+            mask &= np.isin(snap.lane, request.lanes)
+        if request.path_prefix:
+            prefix = request.path_prefix.rstrip("/")
+            mask &= np.array([p == prefix or p.startswith(prefix + "/") for p in snap.path], dtype=bool)
+        return mask
+
+    def _lexical(
+        self, snap: Snapshot, request: SearchRequest, params: RankingParams, q_tokens: list[str]
+    ) -> list[tuple[str, float]]:
+        if not q_tokens or snap.index.n_docs == 0:
+            return []
+        weights = {t: params.bigram_weight for t in q_tokens if is_bigram(t)}
+        top = snap.index.top_k(
+            q_tokens, params.lexical_pool, allowed=self._mask(snap, request, params), term_weights=weights
+        )
+        return [(snap.rows[i]["chunk_id"], float(s)) for i, s in top]
+
+    def _semantic(
+        self, snap: Snapshot, request: SearchRequest, params: RankingParams, allowed_paths: list[str] | None
+    ) -> list[tuple[str, float]]:
+        if allowed_paths == [] or not snap.rows:
+            return []
+        vector = self.embedder.embed_query(request.query)
+        clauses: list[dict[str, Any]] = [{"status": {"$nin": list(params.excluded_statuses)}}]
+        if request.lanes:
+            clauses.append({"lane": {"$in": request.lanes}})
+        if allowed_paths is not None:
+            clauses.append({"path": {"$in": allowed_paths}})
+        where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
+        hits = self.vector_store.query(vector, params.semantic_pool, where=where, collection=snap.collection)
+        return [(cid, sim) for cid, sim in hits if cid in snap.row_of]
+
+    def _sections(
+        self,
+        snap: Snapshot,
+        candidates: list[Candidate],
+        params: RankingParams,
+        q_terms: set[str],
+        limit: int,
+    ) -> list[SearchHit]:
+        """Score chunks with governance and freshness, then keep the best chunk of each section."""
+        today = self.today()
+        best: dict[str, tuple[float, Candidate, dict[str, Any]]] = {}
+        for cand in candidates:
+            row = snap.rows[snap.row_of[cand.chunk_id]]
+            score = (
+                cand.rrf
+                * governance_multiplier(row["status"], row["trust"], row["doc_type"], params)
+                * freshness_multiplier(row["updated"], today, params)
+            )
+            prev = best.get(row["anchor"])
+            if prev is None or score > prev[0]:
+                best[row["anchor"]] = (score, cand, row)
+        ranked = sorted(best.values(), key=lambda t: (-t[0], t[2]["anchor"]))[:limit]
+        return [
+            SearchHit(
+                anchor=row["anchor"],
+                path=row["path"],
+                heading=row["heading"],
+                title=row["title"],
+                snippet=snippet(row["text"], q_terms, self.tokenizer.tokenize),
+                score=round(score, 6),
+                matched_by=cand.lanes,
+                lane=row["lane"],
+                status=row["status"],
+                trust=row["trust"],
+                sector=row["sector"],
+                updated=row["updated"],
+                lexical_rank=cand.lexical_rank,
+                semantic_rank=cand.semantic_rank,
+                semantic_similarity=None if cand.semantic_score is None else round(cand.semantic_score, 4),
+            )
+            for score, cand, row in ranked
+        ]
+
+    # --- documents ----------------------------------------------------------------------------
+    def get(self, ref: str) -> Section:
+        """A whole document (`path`) or one section (`path#heading`), read from the vault."""
+        if self.vault is None:
+            raise NotFoundError("no vault configured")
+        path, _, heading = ref.partition("#")
+        path = validate_path_prefix(path)
+        if not path or not self.vault.exists(path) or not path.endswith((".md", ".markdown")):
+            raise NotFoundError(f"no document at {path!r}")
+        fm, body = frontmatter.parse(decode_utf8(self.vault.read_bytes(path), path), path)
+        title = fm.title or path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        text = body.strip()
+        if heading:
+            matches = [s for s in split_sections(body) if s.heading == heading]
+            if not matches:
+                raise NotFoundError(f"no section {heading!r} in {path}")
+            text = "\n\n".join(s.text for s in matches)
+        return Section(
+            anchor=ref if heading else path,
+            path=path,
+            heading=heading or None,
+            title=title,
+            status=fm.status,
+            trust=fm.trust,
+            text=text,
+        )
+
+    def status(self) -> dict[str, Any]:
+        manifest = self.lexical_store.manifest()
+        out: dict[str, Any] = {
+            "indexed": manifest is not None,
+            "generation": manifest and manifest.get("generation"),
+            "built": manifest and manifest.get("created"),
+            "chunks": manifest and manifest.get("chunks"),
+            "embed_model": self.embedder.model_id,
+            "embedder_error": self.embedder.health(),
+            "ranking": self.params.model_dump(mode="json"),
+        }
+        if manifest is not None:
+            snap = self.snapshot()
+            out["documents"] = int(snap.table["path"].n_unique()) if snap.table.height else 0
+            out["vectors"] = int(snap.collection.count())
+            out["by_lane"] = dict(snap.table.group_by("lane").len().iter_rows()) if snap.table.height else {}
+        return out

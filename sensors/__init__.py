@@ -1,0 +1,1 @@
+"""Sensors: the inbox sensor (and, later, the approvals sensor)."""
