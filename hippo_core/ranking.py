@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import statistics
 from collections.abc import Callable, Iterable, Mapping
 
 from pydantic import BaseModel, Field
@@ -22,8 +23,11 @@ class RankingParams(BaseModel, frozen=True):
     semantic_pool: int = Field(default=60, ge=1)
     # A chunk found only by the semantic lane must be at least this similar (cosine) to count:
     # dense retrievers always return *something*, and a far neighbour is not evidence.
-    # multilingual-e5-small packs similarities into ~0.75-0.90: unrelated pairs sit near 0.79.
+    # multilingual-e5-small packs similarities into ~0.75-0.92 and an unrelated query still finds
+    # neighbours at ~0.80-0.84, so a semantic-only hit must clear an absolute floor *and* stand out
+    # from the query's own background: its margin over the median similarity of the candidate pool.
     semantic_floor: float = Field(default=0.80, ge=-1, le=1)
+    semantic_margin: float = Field(default=0.04, ge=0)
     # Query-side weight of Hangul character bigrams relative to morphemes (recall fallback).
     bigram_weight: float = Field(default=0.5, ge=0)
     status_boost: Mapping[str, float] = Field(
@@ -76,7 +80,13 @@ def fuse(
     semantic: Iterable[tuple[str, float]],
     params: RankingParams,
 ) -> list[Candidate]:
-    """Weighted RRF over the two ranked lists (each best-first). Semantic-only hits under the floor drop out."""
+    """Weighted RRF over the two ranked lists (each best-first).
+
+    Semantic-only hits count only above the solo-match floor (absolute similarity and margin over the
+    pool's median similarity): a dense retriever always returns neighbours, and a far one is no evidence.
+    """
+    semantic = list(semantic)
+    floor = solo_match_floor([s for _, s in semantic], params)
     by_id: dict[str, Candidate] = {}
     for rank, (cid, score) in enumerate(lexical, start=1):
         c = by_id.setdefault(cid, Candidate(chunk_id=cid))
@@ -93,6 +103,13 @@ def fuse(
         or (c.semantic_score is not None and c.semantic_score >= params.semantic_floor)
     ]
     return sorted(kept, key=lambda c: (-c.rrf, c.chunk_id))
+
+
+def solo_match_floor(similarities: list[float], params: RankingParams, min_pool: int = 5) -> float:
+    """The similarity a semantic-only hit needs: the absolute floor, raised to median + margin."""
+    if len(similarities) < min_pool:
+        return params.semantic_floor
+    return max(params.semantic_floor, statistics.median(similarities) + params.semantic_margin)
 
 
 def governance_multiplier(status: str, trust: str, doc_type: str | None, params: RankingParams) -> float:

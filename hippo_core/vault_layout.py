@@ -21,8 +21,10 @@ SYSTEM = "90-system"
 FOLDERS: tuple[str, ...] = (INBOX, INBOX_PROCESSED, TODO, SOURCES, WIKI, STAGING, APPROVALS, OPS, SYSTEM)
 TOP_FILES: tuple[str, ...] = ("HOME.md", "index.md", "log.md", "SCHEMA.md")
 
-# Folders never indexed for search: review queues and machine ledgers are not knowledge.
+# Never indexed for search: review queues, machine ledgers, the inbox (until ingested) and the
+# vault's own schema page, which is boilerplate that every vault shares.
 NOT_INDEXED: tuple[str, ...] = (REVIEWS, SYSTEM, INBOX)
+NOT_INDEXED_FILES: tuple[str, ...] = ("SCHEMA.md",)
 
 # Inbox files we accept today; everything else stays in the inbox and is reported.
 INBOX_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt")
@@ -54,7 +56,7 @@ def is_indexed(path: str) -> bool:
     p = PurePosixPath(path)
     if p.suffix.lower() not in (".md", ".markdown"):
         return False
-    if any(part.startswith(".") for part in p.parts):
+    if any(part.startswith(".") for part in p.parts) or path in NOT_INDEXED_FILES:
         return False
     return not any(path == d or path.startswith(d + "/") for d in NOT_INDEXED)
 

@@ -18,7 +18,7 @@ from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError, decode_utf8
 from hippo_resources import build_resources
 from hippo_server.mcp_tools import build_mcp
-from hippo_server.schemas import SearchRequest, SearchResponse, Section
+from hippo_server.schemas import SearchRequest, SearchResponse, Section, validation_message
 from hippo_server.search import NotFoundError, NotIndexedError, SearchEngine
 
 MAX_BODY_BYTES = 16 * 1024
@@ -91,14 +91,6 @@ class BodyTooLarge(Exception):
     pass
 
 
-def _validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors(include_url=False):
-        loc = ".".join(str(p) for p in err["loc"]) or "body"
-        parts.append(f"{loc}: {err['msg'].removeprefix('Value error, ')}")
-    return "; ".join(parts)
-
-
 def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> FastAPI:
     """Build the librarian app. Pass `engine` to serve stores other than the settings' (tests)."""
     engine = engine or engine_from_settings(settings)
@@ -158,7 +150,7 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
         try:
             req = SearchRequest.model_validate(data)
         except ValidationError as exc:
-            return error(422, "invalid_request", _validation_message(exc))
+            return error(422, "invalid_request", validation_message(exc))
         try:
             return await run_in_threadpool(engine.search, req)
         except NotIndexedError as exc:

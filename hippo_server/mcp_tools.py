@@ -6,10 +6,13 @@ from typing import Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
+from pydantic import ValidationError
 
-from hippo_server.schemas import SearchRequest
-from hippo_server.search import SearchEngine
+from hippo_core.text_input import BadTextError
+from hippo_server.schemas import SearchRequest, validation_message
+from hippo_server.search import NotFoundError, NotIndexedError, SearchEngine
 
 INSTRUCTIONS = (
     "Hippocampus is the user's personal knowledge vault (Korean and English). Use hippo_search to find "
@@ -22,7 +25,7 @@ READ_ONLY = ToolAnnotations(
 
 
 def build_mcp(engine: SearchEngine) -> MCPServer:
-    mcp = MCPServer(name="hippocampus", instructions=INSTRUCTIONS)
+    mcp = MCPServer(name="hippocampus", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @mcp.tool(annotations=READ_ONLY)
     async def hippo_search(
@@ -33,14 +36,22 @@ def build_mcp(engine: SearchEngine) -> MCPServer:
     ) -> dict[str, Any]:
         """Hybrid (BM25 + vector) search of the vault. Returns sections with `path#heading` anchors,
         snippets, scores and which retrieval lanes matched. Lanes: wiki, sources, notes, conversations."""
-        request = SearchRequest(query=query, limit=limit, lanes=lanes, path_prefix=path_prefix)
-        response = await anyio.to_thread.run_sync(engine.search, request)
+        try:
+            request = SearchRequest(query=query, limit=limit, lanes=lanes, path_prefix=path_prefix)
+            response = await anyio.to_thread.run_sync(engine.search, request)
+        except ValidationError as exc:
+            raise ToolError(validation_message(exc)) from None
+        except NotIndexedError as exc:
+            raise ToolError(str(exc)) from None
         return response.model_dump()
 
     @mcp.tool(annotations=READ_ONLY)
     async def hippo_get(ref: str) -> dict[str, Any]:
         """Read a whole document (`path`) or one section (`path#heading`, as returned by hippo_search)."""
-        section = await anyio.to_thread.run_sync(engine.get, ref)
+        try:
+            section = await anyio.to_thread.run_sync(engine.get, ref)
+        except (BadTextError, NotFoundError) as exc:
+            raise ToolError(str(exc)) from None
         return section.model_dump()
 
     @mcp.tool(annotations=READ_ONLY)

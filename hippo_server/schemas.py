@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hippo_core.text_input import BadTextError, validate_path_prefix, validate_query
 from hippo_core.vault_layout import LANES
@@ -97,3 +97,12 @@ class Section(BaseModel):
     status: str
     trust: str
     text: str
+
+
+def validation_message(exc: ValidationError) -> str:
+    """One readable line per problem, e.g. `lanes: unknown lane(s) ['x']; choose from [...]`."""
+    parts = []
+    for err in exc.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"]) or "body"
+        parts.append(f"{loc}: {err['msg'].removeprefix('Value error, ')}")
+    return "; ".join(parts)

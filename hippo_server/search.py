@@ -136,7 +136,7 @@ class SearchEngine:
             except EmbedderError as exc:
                 status, reason = "degraded", f"semantic lane unavailable, lexical results only: {exc}"
         if request.mode == "semantic":
-            params = params.model_copy(update={"semantic_floor": -1.0})
+            params = params.model_copy(update={"semantic_floor": -1.0, "semantic_margin": 0.0})
         candidates = fuse(lexical, semantic, params)
         hits = self._sections(snap, candidates, params, set(q_tokens), request.limit)
         if not hits and status == "ok":
