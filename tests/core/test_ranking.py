@@ -1,0 +1,182 @@
+"""Hybrid ranking on hand-computed numbers: RRF, lane weights, semantic floor, boosts, freshness, snippets."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+from pydantic import ValidationError
+
+from hippo_core.ranking import (
+    RankingParams,
+    freshness_multiplier,
+    fuse,
+    governance_multiplier,
+    snippet,
+)
+from hippo_core.tokenize import Tokenizer
+
+P = RankingParams()
+TODAY = dt.date(2025, 6, 1)
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Tokenizer:
+    return Tokenizer()
+
+
+# --- reciprocal-rank fusion ----------------------------------------------------------------------
+
+
+def test_rrf_sums_reciprocal_ranks_over_both_lanes() -> None:
+    lexical = [("a", 12.0), ("b", 7.5), ("c", 1.0)]
+    semantic = [("b", 0.91), ("d", 0.88)]
+    fused = fuse(lexical, semantic, P)
+    expected = {
+        "b": 1 / (60 + 2) + 1 / (60 + 1),  # 0.032522...
+        "a": 1 / (60 + 1),  # 0.016393...
+        "d": 1 / (60 + 2),  # 0.016129...
+        "c": 1 / (60 + 3),  # 0.015873...
+    }
+    assert [c.chunk_id for c in fused] == ["b", "a", "d", "c"]
+    for c in fused:
+        assert c.rrf == pytest.approx(expected[c.chunk_id], rel=1e-12)
+    b = fused[0]
+    assert (b.lexical_rank, b.lexical_score, b.semantic_rank, b.semantic_score) == (2, 7.5, 1, 0.91)
+    assert b.lanes == ["lexical", "semantic"]
+    assert fused[1].lanes == ["lexical"] and fused[2].lanes == ["semantic"]
+
+
+def test_rrf_k_flattens_or_sharpens_the_rank_curve() -> None:
+    fused = fuse([("a", 1.0), ("b", 0.5)], [], RankingParams(rrf_k=1))
+    assert [c.rrf for c in fused] == pytest.approx([1 / 2, 1 / 3])
+
+
+def test_lane_weights_scale_each_lane() -> None:
+    lexical = [("lex", 5.0)]
+    semantic = [("sem", 0.95)]
+    even = fuse(lexical, semantic, P)
+    assert [c.chunk_id for c in even] == ["lex", "sem"]  # equal scores: ties break by id
+    assert even[0].rrf == even[1].rrf == pytest.approx(1 / 61)
+    semantic_heavy = fuse(lexical, semantic, RankingParams(lexical_weight=0.5, semantic_weight=2.0))
+    assert [(c.chunk_id, c.rrf) for c in semantic_heavy] == [
+        ("sem", pytest.approx(2.0 / 61)),
+        ("lex", pytest.approx(0.5 / 61)),
+    ]
+    lexical_off = fuse(lexical, semantic, RankingParams(lexical_weight=0.0))
+    assert [(c.chunk_id, c.rrf) for c in lexical_off] == [("sem", pytest.approx(1 / 61)), ("lex", 0.0)]
+
+
+def test_semantic_floor_drops_weak_semantic_only_hits_but_keeps_lexical_ones() -> None:
+    params = RankingParams(semantic_floor=0.80)
+    lexical = [("both-weak", 3.0), ("lex-only", 2.0)]
+    semantic = [("sem-strong", 0.85), ("sem-at-floor", 0.80), ("sem-weak", 0.79), ("both-weak", 0.70)]
+    fused = {c.chunk_id: c for c in fuse(lexical, semantic, params)}
+    assert set(fused) == {"both-weak", "lex-only", "sem-strong", "sem-at-floor"}
+    # lexical evidence keeps a chunk even when its vector is far; the semantic rank still counts
+    assert fused["both-weak"].rrf == pytest.approx(1 / 61 + 1 / 64)
+    assert fused["both-weak"].lanes == ["lexical", "semantic"]
+    assert fused["sem-at-floor"].rrf == pytest.approx(1 / 62)  # the floor is inclusive
+    assert fuse([], semantic, RankingParams(semantic_floor=0.9)) == []
+
+
+def test_empty_lanes_fuse_to_nothing() -> None:
+    assert fuse([], [], P) == []
+
+
+# --- governance ----------------------------------------------------------------------------------
+
+
+def test_governance_multiplies_status_trust_and_type() -> None:
+    assert governance_multiplier("canonical", "human_edit", "concept", P) == pytest.approx(1.25 * 1.1)
+    assert governance_multiplier("raw-source", "source", "source-summary", P) == pytest.approx(1.05)
+    assert governance_multiplier("draft", "web_staging", None, P) == pytest.approx(0.9 * 0.9)
+    assert governance_multiplier("needs-review", "llm_context", None, P) == pytest.approx(0.85 * 0.95)
+    assert governance_multiplier("reference", "human_edit", "map", P) == pytest.approx(1.1 * 0.7)
+    assert governance_multiplier("someday", "whoever", "poem", P) == 1.0  # unknown values are neutral
+    canonical = governance_multiplier("canonical", "human_edit", None, P)
+    draft = governance_multiplier("draft", "llm_summary", None, P)
+    assert canonical > 1.0 > draft
+
+
+def test_governance_boosts_come_from_the_params() -> None:
+    params = RankingParams(status_boost={"canonical": 2.0}, trust_boost={}, type_boost={"map": 0.5})
+    assert governance_multiplier("canonical", "human_edit", "map", params) == pytest.approx(1.0)
+    assert governance_multiplier("canonical", "human_edit", None, params) == pytest.approx(2.0)
+    assert "archived" in P.excluded_statuses
+
+
+# --- freshness -----------------------------------------------------------------------------------
+
+
+def test_freshness_is_one_for_today_and_halves_toward_the_floor_per_half_life() -> None:
+    params = RankingParams(freshness_half_life_days=365, freshness_floor=0.85)
+    assert freshness_multiplier(TODAY.isoformat(), TODAY, params) == 1.0
+    one = (TODAY - dt.timedelta(days=365)).isoformat()
+    two = (TODAY - dt.timedelta(days=730)).isoformat()
+    assert freshness_multiplier(one, TODAY, params) == pytest.approx(0.85 + 0.15 * 0.5)  # 0.925
+    assert freshness_multiplier(two, TODAY, params) == pytest.approx(0.85 + 0.15 * 0.25)  # 0.8875
+    ancient = freshness_multiplier("1900-01-01", TODAY, params)
+    assert 0.85 <= ancient < 0.8501  # sinks to the floor, never below it
+
+
+def test_freshness_reads_timestamps_and_ignores_missing_bad_or_future_dates() -> None:
+    params = RankingParams(freshness_half_life_days=10, freshness_floor=0.5)
+    assert freshness_multiplier("2025-05-22T23:59:00+09:00", TODAY, params) == pytest.approx(0.75)
+    for value in (None, "", "yesterday", "2025-13-40"):
+        assert freshness_multiplier(value, TODAY, params) == 1.0
+    assert freshness_multiplier("2030-01-01", TODAY, params) == 1.0  # a future date is not fresher than new
+
+
+def test_floor_of_one_turns_freshness_off() -> None:
+    assert freshness_multiplier("2000-01-01", TODAY, RankingParams(freshness_floor=1.0)) == 1.0
+
+
+# --- snippets ------------------------------------------------------------------------------------
+
+
+def test_snippet_picks_the_sentence_with_most_query_terms(tokenizer: Tokenizer) -> None:
+    text = (
+        "Coffee is a drink. Naps help memory, and coffee naps help alertness. Tea is also fine.\n\n"
+        "커피를 마시고 바로 낮잠을 잤다. 오후 졸음이 줄었다."
+    )
+    terms = set(tokenizer.query_tokens("coffee nap"))
+    assert snippet(text, terms, tokenizer.tokenize, max_chars=60) == (
+        "Naps help memory, and coffee naps help alertness."
+    )
+    ko = set(tokenizer.query_tokens("낮잠 커피"))
+    assert snippet(text, ko, tokenizer.tokenize, max_chars=60) == "커피를 마시고 바로 낮잠을 잤다. 오후 졸음이 줄었다."
+
+
+def test_snippet_extends_with_following_sentences_within_the_budget(tokenizer: Tokenizer) -> None:
+    text = "Alpha one. Beta two coffee. Gamma three. Delta four."
+    terms = set(tokenizer.query_tokens("coffee"))
+    assert snippet(text, terms, tokenizer.tokenize, max_chars=40) == "Beta two coffee. Gamma three."
+    assert snippet(text, terms, tokenizer.tokenize, max_chars=240) == "Beta two coffee. Gamma three. Delta four."
+
+
+def test_snippet_ties_and_no_terms_start_at_the_first_sentence(tokenizer: Tokenizer) -> None:
+    text = "Coffee early. Coffee late. Nothing here."
+    terms = set(tokenizer.query_tokens("coffee"))
+    assert snippet(text, terms, tokenizer.tokenize, max_chars=14) == "Coffee early."
+    assert snippet(text, set(), tokenizer.tokenize, max_chars=14) == "Coffee early."
+    assert snippet(text, {"zzz"}, tokenizer.tokenize, max_chars=14) == "Coffee early."
+
+
+def test_long_snippet_is_cut_with_an_ellipsis(tokenizer: Tokenizer) -> None:
+    out = snippet("word " * 200, set(), tokenizer.tokenize, max_chars=50)
+    assert len(out) <= 50 and out.endswith("…")
+
+
+# --- params --------------------------------------------------------------------------------------
+
+
+def test_ranking_params_are_validated_and_frozen() -> None:
+    with pytest.raises(ValidationError):
+        RankingParams(semantic_floor=1.5)
+    with pytest.raises(ValidationError):
+        RankingParams(rrf_k=0)
+    with pytest.raises(ValidationError):
+        RankingParams(freshness_half_life_days=0)
+    with pytest.raises(ValidationError):
+        P.rrf_k = 10  # type: ignore[misc]
