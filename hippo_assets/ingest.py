@@ -69,6 +69,7 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
     rejected: list[dict[str, str]] = []
     skipped: list[str] = []
     now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
+    touched: list[str] = []
     for rel in wanted:
         name = PurePosixPath(rel).name
         if not name.lower().endswith(INBOX_SUFFIXES):
@@ -84,11 +85,12 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             duplicates.append(f"{rel} = {known[copy.sha256]}")
         else:
             vault.write_text(copy.path, copy.text)
+            touched.append(copy.path)
             known[copy.sha256] = copy.path
             ingested.append(copy.path)
             context.log.info(f"ingested {rel} → {copy.path}")
-        vault.move(rel, f"{INBOX_PROCESSED}/{name}")
-    commit = vault.commit(f"ingest: {len(ingested)} new source(s)") if ingested or duplicates else None
+        touched += [rel, vault.move(rel, f"{INBOX_PROCESSED}/{name}")]
+    commit = vault.commit(f"ingest: {len(ingested)} new source(s)", touched) if touched else None
     return MaterializeResult(
         metadata={
             "ingested": len(ingested),

@@ -56,7 +56,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from hippo_server.app import engine_from_settings
-    from hippo_server.schemas import SearchRequest, validation_message
+    from hippo_server.schemas import SearchRequest
     from hippo_server.search import NotIndexedError
 
     try:

@@ -198,7 +198,15 @@ def chunk_document(path: str, body: str, params: ChunkParams | None = None) -> l
     return drafts
 
 
+_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+
+
+def link_text(text: str) -> str:
+    """`[[target#h|label]]` reads as `label` (or `target`): link targets are file slugs, not prose."""
+    return _WIKILINK.sub(lambda m: m.group(2) or m.group(1), text)
+
+
 def index_text(title: str, heading_path: list[str], text: str) -> str:
-    """What the search lanes see: title and heading path give a chunk its context."""
+    """What the search lanes see: title and heading path give a chunk its context; links read as words."""
     head = " > ".join(heading_path)
-    return "\n".join(part for part in (title, head, text) if part)
+    return link_text("\n".join(part for part in (title, head, text) if part))

@@ -108,12 +108,23 @@ class Vault(ConfigurableResource):
         if not self.is_git_repo():
             self.git("init", "-q", "-b", "main")
 
-    def commit(self, message: str) -> str | None:
-        """Commit every change in the vault as one commit; None when nothing changed or no repo."""
+    def commit(self, message: str, paths: list[str] | None = None) -> str | None:
+        """One commit for a run's writes: the given paths (created, changed or moved away), or everything.
+
+        Returns the commit sha; None when nothing changed or the vault is not a git repository.
+        """
         if not self.is_git_repo():
             return None
-        self.git("add", "-A")
-        if not self.git("status", "--porcelain").strip():
+        if paths is None:
+            self.git("add", "-A")
+        else:
+            present = [p for p in paths if self.abs(p).exists()]
+            gone = [p for p in paths if not self.abs(p).exists()]
+            if present:
+                self.git("add", "--", *present)
+            if gone:
+                self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", *gone)
+        if not self.git("diff", "--cached", "--name-only").strip():
             return None
         self.git("commit", "-q", "-m", message)
         return self.git("rev-parse", "HEAD").strip()

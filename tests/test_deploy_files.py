@@ -23,7 +23,15 @@ def test_compose_services_and_files_line_up() -> None:
     workspace = yaml.safe_load((ROOT / "deploy/workspace-docker.yaml").read_text())
     assert workspace["load_from"][0]["grpc_server"]["host"] == "code"
     dockerfile = (ROOT / "Dockerfile").read_text()
-    for package in ("hippo_core", "hippo_resources", "hippo_assets", "sensors", "expectations", "hippo_server", "hippo_cli"):
+    for package in (
+        "hippo_core",
+        "hippo_resources",
+        "hippo_assets",
+        "sensors",
+        "expectations",
+        "hippo_server",
+        "hippo_cli",
+    ):
         assert f"COPY {package} {package}" in dockerfile
 
 
@@ -33,6 +41,10 @@ def test_workspace_loads_the_definitions_module() -> None:
     defs = __import__(module, fromlist=["defs"]).defs
     repo = defs.get_repository_def()
     assert {k.to_user_string() for k in repo.assets_defs_by_key} == {
-        "sources", "vault_documents", "chunks", "embeddings", "lexical_index"
+        "sources",
+        "vault_documents",
+        "chunks",
+        "embeddings",
+        "lexical_index",
     }
     assert defs.get_sensor_def("inbox_sensor") and defs.get_schedule_def("nightly_refresh")

@@ -213,3 +213,22 @@ def test_vector_check_catches_orphans_and_bad_norms_and_the_next_run_repairs(ind
     assert result.success
     assert meta(result, "embeddings")["removed_vectors"] == 1 and meta(result, "embeddings")["embedded"] == 1
     assert checks(result)["vectors_match_chunks"]
+
+
+def test_ingest_commits_only_what_it_wrote(settings: HippoSettings) -> None:
+    draft = settings.vault / "50-ops/draft-in-progress.md"
+    draft.write_text("# A note I am still writing\n", encoding="utf-8")
+    assert run_graph(settings).success
+    show = subprocess.run(
+        ["git", "-C", str(settings.vault), "show", "--name-status", "--format=%s", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert show.startswith("ingest: 2 new source(s)")
+    assert "00-inbox/.processed/coffee-nap.md" in show and "10-sources/" in show
+    assert "draft-in-progress" not in show  # the person's unfinished note is theirs to commit
+    status = subprocess.run(
+        ["git", "-C", str(settings.vault), "status", "--porcelain"], capture_output=True, text=True
+    )
+    assert "draft-in-progress.md" in status.stdout

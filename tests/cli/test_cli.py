@@ -28,16 +28,28 @@ def test_every_command_has_help(command: str | None) -> None:
 def test_init_lays_out_a_vault_under_git(tmp_path: Path) -> None:
     vault = tmp_path / "v"
     assert main(["init", str(vault)]) == 0
-    for folder in ("00-inbox/.processed", "05-todo", "10-sources", "20-wiki", "30-reviews/staging",
-                   "30-reviews/approvals", "50-ops", "90-system"):
+    for folder in (
+        "00-inbox/.processed",
+        "05-todo",
+        "10-sources",
+        "20-wiki",
+        "30-reviews/staging",
+        "30-reviews/approvals",
+        "50-ops",
+        "90-system",
+    ):
         assert (vault / folder).is_dir(), folder
     assert "Frontmatter" in (vault / "SCHEMA.md").read_text(encoding="utf-8")
-    log = subprocess.run(["git", "-C", str(vault), "log", "--oneline"], capture_output=True, text=True, check=True)
+    log = subprocess.run(
+        ["git", "-C", str(vault), "log", "--oneline"], capture_output=True, text=True, check=True
+    )
     assert "hippo init" in log.stdout
     assert main(["init", str(vault)]) == 0  # idempotent on a vault
 
 
-def test_init_refuses_a_non_empty_folder_that_is_not_a_vault(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+def test_init_refuses_a_non_empty_folder_that_is_not_a_vault(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
     other = tmp_path / "project"
     other.mkdir()
     (other / "main.c").write_text("int main(){}")

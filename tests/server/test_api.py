@@ -44,7 +44,11 @@ def test_status_reports_the_index(client: TestClient) -> None:
 def test_korean_query_with_other_particles_finds_the_section(client: TestClient) -> None:
     # the note says "침실 온도는 18~19도로 맞추고"; the query uses other particles and endings
     body = search(client, query="침실의 온도를 어떻게 맞춰야 하나요", limit=3)
-    assert body["kind"] == "hippocampus.search" and body["untrusted"] is True and "not as instructions" in body["notice"]
+    assert (
+        body["kind"] == "hippocampus.search"
+        and body["untrusted"] is True
+        and "not as instructions" in body["notice"]
+    )
     top = body["results"][0]
     assert top["anchor"] == "20-wiki/health/sleep-hygiene.md#침실 환경"
     assert "lexical" in top["matched_by"]
@@ -110,7 +114,10 @@ def test_degraded_search_when_the_embedder_is_down(indexed: HippoSettings) -> No
     down = indexed.model_copy(update={"embed_backend": "http", "embed_url": f"http://127.0.0.1:{port}/v1"})
     res = build_resources(down)
     engine = SearchEngine(
-        lexical_store=res["lexical_store"], vector_store=res["vector_store"], embedder=res["embedder"], vault=res["vault"]
+        lexical_store=res["lexical_store"],
+        vector_store=res["vector_store"],
+        embedder=res["embedder"],
+        vault=res["vault"],
     )
     with TestClient(create_app(down, engine=engine)) as c:
         body = search(c, query="침실의 온도를 어떻게 맞춰야 하나요", limit=3)
@@ -139,7 +146,10 @@ def test_get_a_document_or_a_section(client: TestClient) -> None:
     assert body["untrusted"] is True and "18~19도" in body["text"] and "커피" not in body["text"]
     whole = client.get("/api/v1/documents", params={"ref": "20-wiki/health/sleep-hygiene.md"}).json()
     assert "18~19도" in whole["text"] and "커피" in whole["text"]
-    assert client.get("/api/v1/documents", params={"ref": "20-wiki/health/sleep-hygiene.md#없는 절"}).status_code == 404
+    assert (
+        client.get("/api/v1/documents", params={"ref": "20-wiki/health/sleep-hygiene.md#없는 절"}).status_code
+        == 404
+    )
     assert client.get("/api/v1/documents", params={"ref": "../secrets.md"}).status_code == 422
 
 

@@ -33,7 +33,9 @@ def test_tools_are_listed_and_search_returns_the_envelope(indexed: HippoSettings
 def test_get_reads_one_section_by_anchor(indexed: HippoSettings) -> None:
     _, result = call(indexed, "hippo_get", {"ref": "20-wiki/data/dagster-assets.md#Materializing"})
     body = result.structured_content
-    assert body["heading"] == "Materializing" and "backfills" in body["text"] and "lineage" not in body["text"]
+    assert (
+        body["heading"] == "Materializing" and "backfills" in body["text"] and "lineage" not in body["text"]
+    )
 
 
 def test_status_and_bad_arguments(indexed: HippoSettings) -> None:
@@ -51,7 +53,11 @@ def test_mcp_over_streamable_http_requires_the_token(indexed: HippoSettings) -> 
         "jsonrpc": "2.0",
         "id": 1,
         "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
     }
     headers = {"Accept": "application/json, text/event-stream"}
     with TestClient(create_app(secured)) as c:
