@@ -100,7 +100,7 @@ def fuse(
         c
         for c in by_id.values()
         if c.lexical_rank is not None
-        or (c.semantic_score is not None and c.semantic_score >= params.semantic_floor)
+        or (c.semantic_score is not None and c.semantic_score >= floor)
     ]
     return sorted(kept, key=lambda c: (-c.rrf, c.chunk_id))
 
