@@ -10,7 +10,7 @@ import re
 from pydantic import BaseModel, Field
 
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^(```|~~~)")
+_FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？…])[\"'”’)\]]*\s+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
@@ -39,6 +39,29 @@ class ChunkDraft(BaseModel):
     text: str
 
 
+class FenceTracker:
+    """CommonMark fences: a fence closes only on the same character, at least as long, alone on its line."""
+
+    def __init__(self) -> None:
+        self.open: str | None = None
+
+    def feed(self, line: str) -> bool:
+        """Account for one line; True while inside a fenced block (fence lines included)."""
+        m = _FENCE.match(line.strip())
+        if self.open is None:
+            if m:
+                self.open = m.group(1)
+            return self.open is not None
+        if (
+            m
+            and m.group(1)[0] == self.open[0]
+            and len(m.group(1)) >= len(self.open)
+            and not m.group(2).strip()
+        ):
+            self.open = None
+        return True
+
+
 def split_sections(body: str) -> list[Section]:
     """Split a Markdown body at headings, ignoring `#` lines inside fenced code blocks."""
     sections: list[Section] = []
@@ -46,16 +69,14 @@ def split_sections(body: str) -> list[Section]:
     heading: str | None = None
     level = 0
     buf: list[str] = []
-    in_fence = False
+    fence = FenceTracker()
 
     def flush() -> None:
         text = "\n".join(buf).strip()
         sections.append(Section(heading=heading, level=level, heading_path=[h for _, h in stack], text=text))
 
     for line in body.splitlines():
-        if _FENCE.match(line.strip()):
-            in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
+        m = None if fence.feed(line) else _HEADING.match(line)
         if m:
             flush()
             buf = []
@@ -86,11 +107,9 @@ def _paragraphs(text: str) -> list[str]:
     """Blank-line separated blocks; a fenced code block stays one block."""
     blocks: list[str] = []
     buf: list[str] = []
-    in_fence = False
+    fence = FenceTracker()
     for line in text.splitlines():
-        if _FENCE.match(line.strip()):
-            in_fence = not in_fence
-        if not line.strip() and not in_fence:
+        if not fence.feed(line) and not line.strip():
             if buf:
                 blocks.append("\n".join(buf))
                 buf = []
@@ -166,9 +185,8 @@ def chunk_section(text: str, params: ChunkParams) -> list[str]:
         if current and len(current) + len(sep) + len(unit) > params.max_chars:
             chunks.append(current)
             overlap = _tail(current, params.overlap_chars)
-            current = (
-                f"{overlap}{sep}{unit}" if overlap and len(overlap) + len(unit) < params.max_chars else unit
-            )
+            fits = overlap and len(overlap) + len(sep) + len(unit) <= params.max_chars
+            current = f"{overlap}{sep}{unit}" if fits else unit
         else:
             current = f"{current}{sep}{unit}" if current else unit
     if current.strip():

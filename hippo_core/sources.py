@@ -60,7 +60,7 @@ def make_source_copy(data: bytes, original_name: str, ingested: str) -> SourceCo
     if original_name.lower().endswith((".md", ".markdown")):
         raw, body = frontmatter.split(text)
         fields: dict[str, Any] = frontmatter.parse_mapping(raw)
-        frontmatter.Frontmatter.model_validate({**fields, "status": "raw-source"})  # contract check
+        frontmatter.validate({**fields, "status": "raw-source"})  # the contract, before anything is written
     else:
         fields, body = {}, text
     body = source_body(body)

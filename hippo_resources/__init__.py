@@ -31,6 +31,7 @@ def build_embedder(settings: HippoSettings) -> Embedder:
         url=settings.embed_url,
         api_key=settings.embed_api_key,
         cache_path=str(settings.embed_cache),
+        threads=settings.embed_threads,
     )
 
 

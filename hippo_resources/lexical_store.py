@@ -49,7 +49,10 @@ class LexicalStore(ConfigurableResource):
     def write_generation(self, index: BM25Index, table: pl.DataFrame, meta: dict[str, Any]) -> str:
         """Write a new generation and make it live. Returns its name."""
         self.path.mkdir(parents=True, exist_ok=True)
-        name = f"gen-{time.strftime('%Y%m%dT%H%M%S')}-{time.time_ns() % 1_000_000:06d}"
+        ns = time.time_ns()  # one clock read, UTC: names sort in the order they were written
+        name = (
+            f"gen-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(ns // 1_000_000_000))}-{ns % 1_000_000_000:09d}"
+        )
         tmp = self.path / f".{name}.partial"
         tmp.mkdir()
         index.save(tmp)

@@ -35,7 +35,14 @@ class Vault(ConfigurableResource):
         return p
 
     def rel(self, p: Path) -> str:
-        return p.resolve().relative_to(self.path).as_posix()
+        try:
+            return p.resolve().relative_to(self.path).as_posix()
+        except ValueError:
+            raise VaultError(f"{p} is outside the vault") from None
+
+    def _inside(self, p: Path) -> bool:
+        """False for a symlink that leads out of the vault: never read or index through it."""
+        return self.path in p.resolve().parents
 
     def check_exists(self) -> None:
         if not self.path.is_dir():
@@ -52,7 +59,11 @@ class Vault(ConfigurableResource):
         inbox = self.abs(vault_layout.INBOX)
         if not inbox.is_dir():
             return []
-        return sorted(self.rel(p) for p in inbox.iterdir() if p.is_file() and not p.name.startswith("."))
+        return sorted(
+            self.rel(p)
+            for p in inbox.iterdir()
+            if p.is_file() and not p.name.startswith(".") and self._inside(p)
+        )
 
     def markdown_files(self) -> Iterator[str]:
         """Every Markdown file of the vault (hidden folders such as .git skipped), sorted."""
@@ -60,8 +71,13 @@ class Vault(ConfigurableResource):
         for dirpath, dirnames, filenames in os.walk(self.path):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in filenames:
-                if name.lower().endswith((".md", ".markdown")) and not name.startswith("."):
-                    out.append(self.rel(Path(dirpath) / name))
+                p = Path(dirpath) / name
+                if (
+                    name.lower().endswith((".md", ".markdown"))
+                    and not name.startswith(".")
+                    and self._inside(p)
+                ):
+                    out.append(self.rel(p))
         yield from sorted(out)
 
     def read_bytes(self, rel: str) -> bytes:

@@ -48,7 +48,10 @@ def build_inbox_sensor(job_name: str, batch_size: int = BATCH_SIZE, minimum_inte
         for rel in vault.inbox_files():
             if not PurePosixPath(rel).name.lower().endswith(INBOX_SUFFIXES):
                 continue
-            digest = hashlib.sha256(vault.read_bytes(rel)).hexdigest()
+            try:
+                digest = hashlib.sha256(vault.read_bytes(rel)).hexdigest()
+            except FileNotFoundError:
+                continue  # moved by a run that is ingesting it right now
             if digest not in seen_set:
                 seen_set.add(digest)
                 fresh.append((rel, digest))

@@ -82,7 +82,14 @@ def test_anchor_is_path_hash_heading_or_the_bare_path() -> None:
     assert anchor_for("20-wiki/health/sleep.md", "침실 환경") == "20-wiki/health/sleep.md#침실 환경"
     assert anchor_for("20-wiki/health/sleep.md", None) == "20-wiki/health/sleep.md"
     anchors = [d.anchor for d in chunk_document("n.md", DOC)]
-    assert anchors == ["n.md", "n.md#수면 위생", "n.md#침실 환경", "n.md#Temperature", "n.md#Caffeine", "n.md#Appendix"]
+    assert anchors == [
+        "n.md",
+        "n.md#수면 위생",
+        "n.md#침실 환경",
+        "n.md#Temperature",
+        "n.md#Caffeine",
+        "n.md#Appendix",
+    ]
 
 
 # --- code fences ---------------------------------------------------------------------------------
@@ -103,11 +110,6 @@ def test_a_code_fence_with_blank_lines_stays_one_block() -> None:
     assert chunks == ["Intro paragraph.", code, "Outro paragraph."]  # blank lines inside did not split it
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: any line starting with ``` or ~~~ toggles the fence, so a ``` line inside a ```` or "
-    "~~~ fence closes it and the `#` comment after it becomes a heading",
-)
 def test_a_shorter_or_other_fence_inside_a_fence_does_not_close_it() -> None:
     body = "# Doc\n\nHow to write code in a note:\n\n````markdown\n```python\n# a comment\nx = 1\n```\n````\n"
     assert [s.heading for s in split_sections(body)] == ["Doc"]
@@ -165,11 +167,6 @@ def test_sentence_longer_than_a_chunk_is_cut_at_whitespace() -> None:
     assert " ".join(chunks).split() == words  # no word was broken
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: chunk_section adds the overlap when len(overlap) + len(unit) < max_chars but forgets the "
-    "2-character paragraph separator, so a chunk can be max_chars + 1 long",
-)
 def test_a_chunk_with_overlap_never_exceeds_max_chars() -> None:
     params = ChunkParams(max_chars=100, overlap_chars=50)
     first = "A" * 19 + ". " + "B" * 39 + "."  # 61 chars; its last sentence (40 chars) is the overlap
@@ -216,5 +213,8 @@ def test_chunk_ids_survive_edits_of_the_text_and_of_other_sections() -> None:
 
 
 def test_index_text_gives_a_chunk_its_title_and_heading_path() -> None:
-    assert index_text("수면 위생", ["수면 위생", "침실 환경"], "어둡게.") == "수면 위생\n수면 위생 > 침실 환경\n어둡게."
+    assert (
+        index_text("수면 위생", ["수면 위생", "침실 환경"], "어둡게.")
+        == "수면 위생\n수면 위생 > 침실 환경\n어둡게."
+    )
     assert index_text("Title", [], "body") == "Title\nbody"

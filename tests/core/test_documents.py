@@ -69,7 +69,12 @@ def test_first_scan_and_custom_fraction() -> None:
 
 def test_parse_document_reads_the_contract_and_the_folder_is_the_sector() -> None:
     doc = parse_document("20-wiki/health/sleep.md", b"\xef\xbb\xbf" + SLEEP.encode())
-    assert (doc.title, doc.status, doc.trust, doc.lane) == ("Sleep hygiene", "canonical", "human_edit", "wiki")
+    assert (doc.title, doc.status, doc.trust, doc.lane) == (
+        "Sleep hygiene",
+        "canonical",
+        "human_edit",
+        "wiki",
+    )
     assert (doc.sector, doc.sector_declared) == ("health", "data")  # the path wins, the mismatch is kept
     assert doc.aliases == ["수면 습관"] and doc.created == "2024-01-02" and doc.updated is None
     assert doc.body_hash == sha256_text(doc.body) and doc.body.startswith("# 수면 위생")
@@ -83,7 +88,9 @@ def test_parse_document_reads_the_contract_and_the_folder_is_the_sector() -> Non
         ("HOME.md", b"---\nsector: misc\n---\n#notaheading\n", "HOME", "notes", "misc"),
     ],
 )
-def test_title_lane_and_sector_fallbacks(path: str, data: bytes, title: str, lane: str, sector: str | None) -> None:
+def test_title_lane_and_sector_fallbacks(
+    path: str, data: bytes, title: str, lane: str, sector: str | None
+) -> None:
     doc = parse_document(path, data)
     assert (doc.title, doc.lane, doc.sector) == (title, lane, sector)
 
@@ -101,7 +108,10 @@ def test_parse_document_refuses_bad_bytes_and_bad_frontmatter() -> None:
 def test_chunk_rows_carry_anchors_hashes_and_governance_fields() -> None:
     doc = parse_document("20-wiki/health/sleep.md", SLEEP.encode())
     rows = chunk_rows(doc, MODEL)
-    assert [r["anchor"] for r in rows] == ["20-wiki/health/sleep.md#수면 위생", "20-wiki/health/sleep.md#침실 환경"]
+    assert [r["anchor"] for r in rows] == [
+        "20-wiki/health/sleep.md#수면 위생",
+        "20-wiki/health/sleep.md#침실 환경",
+    ]
     room = rows[1]
     assert room["index_text"] == "Sleep hygiene\n수면 위생 > 침실 환경\n어둡게 유지한다."
     assert room["content_hash"] == sha256_text(room["index_text"])

@@ -34,7 +34,10 @@ cssclass: wide
 
 
 def test_split_without_frontmatter_returns_the_whole_text() -> None:
-    assert frontmatter.split("# Title\n\n---\nnot frontmatter\n") == (None, "# Title\n\n---\nnot frontmatter\n")
+    assert frontmatter.split("# Title\n\n---\nnot frontmatter\n") == (
+        None,
+        "# Title\n\n---\nnot frontmatter\n",
+    )
     assert frontmatter.split("----\ntitle: x\n----\n") == (None, "----\ntitle: x\n----\n")
     assert frontmatter.split("") == (None, "")
 
@@ -147,12 +150,6 @@ def test_frontmatter_error_is_a_value_error() -> None:
     assert issubclass(FrontmatterError, ValueError)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BUG: parse_mapping catches only yaml.YAMLError, but PyYAML raises a bare ValueError for an "
-    "impossible date (2024-02-30); it escapes as ValueError and fails the whole vault_documents/sources run",
-)
 @pytest.mark.parametrize("value", ["2024-02-30", "2024-13-01", "2024-03-12 25:00:00"])
 def test_an_impossible_date_is_a_frontmatter_error(value: str) -> None:
     with pytest.raises(FrontmatterError):

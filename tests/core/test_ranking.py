@@ -13,6 +13,7 @@ from hippo_core.ranking import (
     fuse,
     governance_multiplier,
     snippet,
+    solo_match_floor,
 )
 from hippo_core.tokenize import Tokenizer
 
@@ -80,6 +81,23 @@ def test_semantic_floor_drops_weak_semantic_only_hits_but_keeps_lexical_ones() -
     assert fuse([], semantic, RankingParams(semantic_floor=0.9)) == []
 
 
+def test_solo_match_floor_rises_to_the_pool_median_plus_margin() -> None:
+    params = RankingParams(semantic_floor=0.80, semantic_margin=0.04)
+    pool = [0.90, 0.85, 0.84, 0.83, 0.82]  # median 0.84
+    assert solo_match_floor(pool, params) == pytest.approx(0.88)
+    assert solo_match_floor([0.79, 0.75, 0.74, 0.70, 0.60], params) == 0.80  # never below the absolute floor
+    assert solo_match_floor(pool[:4], params) == 0.80  # too few neighbours to judge the background
+
+
+def test_fusion_applies_the_pool_relative_floor_only_to_semantic_only_hits() -> None:
+    params = RankingParams(semantic_floor=0.80, semantic_margin=0.04)
+    semantic = [("stands-out", 0.90), ("background", 0.85), ("s3", 0.84), ("s4", 0.83), ("both", 0.82)]
+    fused = fuse([("both", 4.0)], semantic, params)
+    assert [c.chunk_id for c in fused] == ["both", "stands-out"]  # 0.85 >= 0.80 but < 0.84 + 0.04
+    assert fused[0].rrf == pytest.approx(1 / 61 + 1 / 65)  # lexical evidence keeps it, both ranks count
+    assert fused[1].rrf == pytest.approx(1 / 61)
+
+
 def test_empty_lanes_fuse_to_nothing() -> None:
     assert fuse([], [], P) == []
 
@@ -145,14 +163,19 @@ def test_snippet_picks_the_sentence_with_most_query_terms(tokenizer: Tokenizer) 
         "Naps help memory, and coffee naps help alertness."
     )
     ko = set(tokenizer.query_tokens("낮잠 커피"))
-    assert snippet(text, ko, tokenizer.tokenize, max_chars=60) == "커피를 마시고 바로 낮잠을 잤다. 오후 졸음이 줄었다."
+    assert (
+        snippet(text, ko, tokenizer.tokenize, max_chars=60)
+        == "커피를 마시고 바로 낮잠을 잤다. 오후 졸음이 줄었다."
+    )
 
 
 def test_snippet_extends_with_following_sentences_within_the_budget(tokenizer: Tokenizer) -> None:
     text = "Alpha one. Beta two coffee. Gamma three. Delta four."
     terms = set(tokenizer.query_tokens("coffee"))
     assert snippet(text, terms, tokenizer.tokenize, max_chars=40) == "Beta two coffee. Gamma three."
-    assert snippet(text, terms, tokenizer.tokenize, max_chars=240) == "Beta two coffee. Gamma three. Delta four."
+    assert (
+        snippet(text, terms, tokenizer.tokenize, max_chars=240) == "Beta two coffee. Gamma three. Delta four."
+    )
 
 
 def test_snippet_ties_and_no_terms_start_at_the_first_sentence(tokenizer: Tokenizer) -> None:

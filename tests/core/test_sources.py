@@ -144,25 +144,12 @@ def test_bad_input_raises_a_clear_error(data: bytes, error: type[Exception], mes
         make_source_copy(data, "inbox.md", NOW)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BUG: make_source_copy validates the inbox frontmatter with Frontmatter.model_validate and lets "
-    "pydantic.ValidationError escape; the sources asset catches only BadTextError/FrontmatterError, so one "
-    "inbox note with `trust: bogus` fails the whole ingest run instead of being left in the inbox",
-)
 @pytest.mark.parametrize("line", ["trust: bogus", "type: blogpost", "tags: {a: 1}"])
 def test_an_inbox_note_breaking_the_contract_is_a_frontmatter_error(line: str) -> None:
     with pytest.raises(FrontmatterError):
         make_source_copy(f"---\n{line}\n---\n# Note\n".encode(), "inbox.md", NOW)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=ValueError,
-    reason="BUG: an impossible YAML date (created: 2024-02-30) raises a bare ValueError from "
-    "frontmatter.parse_mapping, which the sources asset does not catch: the ingest run fails",
-)
 def test_an_inbox_note_with_an_impossible_date_is_a_frontmatter_error() -> None:
     with pytest.raises(FrontmatterError):
         make_source_copy(b"---\ncreated: 2024-02-30\n---\n# Note\n", "inbox.md", NOW)

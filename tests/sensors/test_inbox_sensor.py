@@ -61,7 +61,10 @@ def test_new_files_start_one_run_listing_them(bare_vault: Path) -> None:
     assert request.tags == {"hippo/trigger": "inbox", "hippo/files": "3"}
     assert request.run_key.startswith("inbox-") and len(request.run_key) == len("inbox-") + 20
     seen = json.loads(result.cursor)["seen"]
-    expected = {sha256_bytes((bare_vault / "00-inbox" / n).read_bytes()) for n in ("a-note.txt", "b-note.md", "커피냅.markdown")}
+    expected = {
+        sha256_bytes((bare_vault / "00-inbox" / n).read_bytes())
+        for n in ("a-note.txt", "b-note.md", "커피냅.markdown")
+    }
     assert set(seen) == expected  # the cursor remembers content, not names
 
 
@@ -186,7 +189,9 @@ def test_a_run_request_runs_the_ingest_job_on_exactly_its_batch(settings: HippoS
     assert run.success
     meta = {k: v.value for k, v in run.asset_materializations_for_node("sources")[-1].metadata.items()}
     assert meta["ingested"] == 3 and meta["rejected"] == 0 and meta["not_in_inbox"] == []
-    processed = sorted(p.name for p in (vault / "00-inbox/.processed").iterdir() if not p.name.startswith("."))
+    processed = sorted(
+        p.name for p in (vault / "00-inbox/.processed").iterdir() if not p.name.startswith(".")
+    )
     assert processed == ["burst-20.md", "coffee-nap.md", "meeting-notes.txt"]
     left = sorted(p.name for p in (vault / "00-inbox").iterdir() if p.is_file() and p.name != ".gitkeep")
     assert left == [f"burst-{i:02d}.md" for i in range(20)]  # the other batch was not touched
