@@ -1,4 +1,5 @@
-"""The ledger: what cannot be rebuilt from the vault (query log today; gaps and feedback later).
+"""The ledger: what cannot be rebuilt from the vault — query log, knowledge gaps, feedback, the
+evidence-bundle cache and evaluation runs.
 
 SQLite under HIPPO_HOME by default. Writes are short transactions, safe for several readers.
 """
@@ -25,6 +26,40 @@ CREATE TABLE IF NOT EXISTS query_log (
     top_score REAL,
     generation TEXT
 );
+CREATE TABLE IF NOT EXISTS gaps (
+    normalized TEXT PRIMARY KEY,
+    query TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    times_asked INTEGER NOT NULL,
+    first_seen REAL NOT NULL,
+    last_seen REAL NOT NULL,
+    nearest TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'open',
+    answered_by TEXT,
+    answered_at REAL
+);
+CREATE TABLE IF NOT EXISTS feedback (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    query TEXT NOT NULL,
+    anchor TEXT NOT NULL,
+    useful INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS bundle_cache (
+    generation TEXT NOT NULL,
+    key TEXT NOT NULL,
+    body TEXT NOT NULL,
+    ts REAL NOT NULL,
+    PRIMARY KEY (generation, key)
+);
+CREATE TABLE IF NOT EXISTS eval_runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    ts REAL NOT NULL,
+    dataset_fingerprint TEXT NOT NULL,
+    run_signature TEXT NOT NULL,
+    metrics TEXT NOT NULL,
+    accepted INTEGER NOT NULL
+);
 """
 
 
@@ -34,9 +69,15 @@ class Ledger(ConfigurableResource):
     def _connect(self) -> sqlite3.Connection:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(self.path, timeout=30)
+        conn.row_factory = sqlite3.Row
         conn.executescript(SCHEMA)
         return conn
 
+    def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        with closing(self._connect()) as conn:
+            return [dict(r) for r in conn.execute(sql, args).fetchall()]
+
+    # --- query log ----------------------------------------------------------------------------
     def record_query(
         self,
         query: str,
@@ -62,7 +103,78 @@ class Ledger(ConfigurableResource):
             )
 
     def recent_queries(self, limit: int = 20) -> list[dict[str, Any]]:
-        with closing(self._connect()) as conn:
-            conn.row_factory = sqlite3.Row
-            rows = conn.execute("SELECT * FROM query_log ORDER BY id DESC LIMIT ?", (limit,)).fetchall()
-        return [dict(r) for r in rows]
+        return self._rows("SELECT * FROM query_log ORDER BY id DESC LIMIT ?", (limit,))
+
+    # --- gaps ---------------------------------------------------------------------------------
+    def record_gap(self, normalized: str, query: str, kind: str, nearest: list[str]) -> None:
+        """Count a miss; a gap already answered opens again when it is missed again."""
+        now = time.time()
+        with closing(self._connect()) as conn, conn:
+            conn.execute(
+                "INSERT INTO gaps (normalized, query, kind, times_asked, first_seen, last_seen, nearest)"
+                " VALUES (?, ?, ?, 1, ?, ?, ?)"
+                " ON CONFLICT(normalized) DO UPDATE SET times_asked = times_asked + 1, last_seen = excluded.last_seen,"
+                " kind = excluded.kind, nearest = excluded.nearest, status = 'open', answered_by = NULL,"
+                " answered_at = NULL",
+                (normalized, query, kind, now, now, json.dumps(nearest, ensure_ascii=False)),
+            )
+
+    def gaps(self, status: str | None = "open") -> list[dict[str, Any]]:
+        sql = (
+            "SELECT * FROM gaps"
+            + (" WHERE status = ?" if status else "")
+            + " ORDER BY times_asked DESC, last_seen DESC"
+        )
+        rows = self._rows(sql, (status,) if status else ())
+        for r in rows:
+            r["nearest"] = json.loads(r["nearest"])
+        return rows
+
+    def mark_gap_answered(self, normalized: str, answered_by: str) -> None:
+        with closing(self._connect()) as conn, conn:
+            conn.execute(
+                "UPDATE gaps SET status = 'answered', answered_by = ?, answered_at = ? WHERE normalized = ?",
+                (answered_by, time.time(), normalized),
+            )
+
+    # --- feedback -----------------------------------------------------------------------------
+    def record_feedback(self, query: str, anchor: str, useful: bool) -> None:
+        with closing(self._connect()) as conn, conn:
+            conn.execute(
+                "INSERT INTO feedback (ts, query, anchor, useful) VALUES (?, ?, ?, ?)",
+                (time.time(), query, anchor, int(useful)),
+            )
+
+    def feedback(self) -> list[dict[str, Any]]:
+        return self._rows("SELECT * FROM feedback ORDER BY id")
+
+    # --- evidence-bundle cache ----------------------------------------------------------------
+    def cached_bundle(self, generation: str, key: str) -> dict[str, Any] | None:
+        rows = self._rows("SELECT body FROM bundle_cache WHERE generation = ? AND key = ?", (generation, key))
+        return json.loads(rows[0]["body"]) if rows else None
+
+    def cache_bundle(self, generation: str, key: str, body: dict[str, Any]) -> None:
+        with closing(self._connect()) as conn, conn:
+            conn.execute("DELETE FROM bundle_cache WHERE generation != ?", (generation,))  # stale generations
+            conn.execute(
+                "INSERT OR REPLACE INTO bundle_cache VALUES (?, ?, ?, ?)",
+                (generation, key, json.dumps(body, ensure_ascii=False), time.time()),
+            )
+
+    # --- evaluation runs ----------------------------------------------------------------------
+    def record_eval(self, fingerprint: str, signature: str, metrics: dict[str, Any], accepted: bool) -> int:
+        with closing(self._connect()) as conn, conn:
+            cur = conn.execute(
+                "INSERT INTO eval_runs (ts, dataset_fingerprint, run_signature, metrics, accepted) VALUES (?, ?, ?, ?, ?)",
+                (time.time(), fingerprint, signature, json.dumps(metrics), int(accepted)),
+            )
+            return int(cur.lastrowid or 0)
+
+    def accepted_baseline(self, fingerprint: str) -> dict[str, Any] | None:
+        rows = self._rows(
+            "SELECT * FROM eval_runs WHERE dataset_fingerprint = ? AND accepted = 1 ORDER BY id DESC LIMIT 1",
+            (fingerprint,),
+        )
+        if not rows:
+            return None
+        return {**rows[0], "metrics": json.loads(rows[0]["metrics"])}

@@ -17,7 +17,7 @@ from hippo_core.ranking import (
 )
 from hippo_core.tokenize import Tokenizer
 
-P = RankingParams()
+P = RankingParams(rrf_k=60, lexical_weight=1.0, semantic_weight=1.0, bigram_weight=0.5)  # hand-computed below
 TODAY = dt.date(2025, 6, 1)
 
 
@@ -49,7 +49,7 @@ def test_rrf_sums_reciprocal_ranks_over_both_lanes() -> None:
 
 
 def test_rrf_k_flattens_or_sharpens_the_rank_curve() -> None:
-    fused = fuse([("a", 1.0), ("b", 0.5)], [], RankingParams(rrf_k=1))
+    fused = fuse([("a", 1.0), ("b", 0.5)], [], P.model_copy(update={"rrf_k": 1}))
     assert [c.rrf for c in fused] == pytest.approx([1 / 2, 1 / 3])
 
 
@@ -59,17 +59,17 @@ def test_lane_weights_scale_each_lane() -> None:
     even = fuse(lexical, semantic, P)
     assert [c.chunk_id for c in even] == ["lex", "sem"]  # equal scores: ties break by id
     assert even[0].rrf == even[1].rrf == pytest.approx(1 / 61)
-    semantic_heavy = fuse(lexical, semantic, RankingParams(lexical_weight=0.5, semantic_weight=2.0))
+    semantic_heavy = fuse(lexical, semantic, P.model_copy(update={"lexical_weight": 0.5, "semantic_weight": 2.0}))
     assert [(c.chunk_id, c.rrf) for c in semantic_heavy] == [
         ("sem", pytest.approx(2.0 / 61)),
         ("lex", pytest.approx(0.5 / 61)),
     ]
-    lexical_off = fuse(lexical, semantic, RankingParams(lexical_weight=0.0))
+    lexical_off = fuse(lexical, semantic, P.model_copy(update={"lexical_weight": 0.0}))
     assert [(c.chunk_id, c.rrf) for c in lexical_off] == [("sem", pytest.approx(1 / 61)), ("lex", 0.0)]
 
 
 def test_semantic_floor_drops_weak_semantic_only_hits_but_keeps_lexical_ones() -> None:
-    params = RankingParams(semantic_floor=0.80)
+    params = P.model_copy(update={"semantic_floor": 0.80})
     lexical = [("both-weak", 3.0), ("lex-only", 2.0)]
     semantic = [("sem-strong", 0.85), ("sem-at-floor", 0.80), ("sem-weak", 0.79), ("both-weak", 0.70)]
     fused = {c.chunk_id: c for c in fuse(lexical, semantic, params)}
@@ -82,7 +82,7 @@ def test_semantic_floor_drops_weak_semantic_only_hits_but_keeps_lexical_ones() -
 
 
 def test_solo_match_floor_rises_to_the_pool_median_plus_margin() -> None:
-    params = RankingParams(semantic_floor=0.80, semantic_margin=0.04)
+    params = P.model_copy(update={"semantic_floor": 0.80, "semantic_margin": 0.04})
     pool = [0.90, 0.85, 0.84, 0.83, 0.82]  # median 0.84
     assert solo_match_floor(pool, params) == pytest.approx(0.88)
     assert solo_match_floor([0.79, 0.75, 0.74, 0.70, 0.60], params) == 0.80  # never below the absolute floor
@@ -90,7 +90,7 @@ def test_solo_match_floor_rises_to_the_pool_median_plus_margin() -> None:
 
 
 def test_fusion_applies_the_pool_relative_floor_only_to_semantic_only_hits() -> None:
-    params = RankingParams(semantic_floor=0.80, semantic_margin=0.04)
+    params = P.model_copy(update={"semantic_floor": 0.80, "semantic_margin": 0.04})
     semantic = [("stands-out", 0.90), ("background", 0.85), ("s3", 0.84), ("s4", 0.83), ("both", 0.82)]
     fused = fuse([("both", 4.0)], semantic, params)
     assert [c.chunk_id for c in fused] == ["both", "stands-out"]  # 0.85 >= 0.80 but < 0.84 + 0.04

@@ -1,0 +1,97 @@
+"""Evidence bundles: the top sections for a question, with a sufficiency score and the reason.
+
+Identical questions against an unchanged index come from the ledger's cache (keyed by generation);
+weak bundles feed the gap radar like weak searches do.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from pydantic import BaseModel, Field
+
+from hippo_core.evidence import Evidence, content_terms, normalize_query, sufficiency
+from hippo_core.text_input import validate_query
+from hippo_server.schemas import UNTRUSTED_NOTICE, SearchRequest
+from hippo_server.search import SearchEngine
+
+SECTION_CHARS = 1200
+
+
+class BundleSection(BaseModel):
+    anchor: str
+    title: str
+    text: str
+    score: float
+    coverage: float
+    semantic_similarity: float | None
+
+
+class EvidenceBundle(BaseModel):
+    kind: str = "hippocampus.bundle"
+    untrusted: bool = True
+    notice: str = UNTRUSTED_NOTICE
+    question: str
+    generation: str | None
+    sufficiency: float = Field(description="0..1: how well the sections cover the question.")
+    reason: str
+    cached: bool = False
+    sections: list[BundleSection]
+
+
+def build_bundle(engine: SearchEngine, question: str, k: int = 5) -> EvidenceBundle:
+    request = SearchRequest(query=question, limit=k)  # validates the question like a search
+    snap = engine.snapshot()
+    key = hashlib.sha256(f"{normalize_query(request.query)}\x00{k}".encode()).hexdigest()
+    if engine.ledger is not None:
+        cached = engine.ledger.cached_bundle(snap.generation, key)
+        if cached is not None:
+            return EvidenceBundle.model_validate({**cached, "question": request.query, "cached": True})
+    response = engine.search(request)
+    sections = []
+    tokens = []
+    for hit in response.results:
+        row = snap.rows[snap.row_of[hit.chunk_id]]
+        text = row["text"][:SECTION_CHARS]
+        tokens.append(engine.tokenizer.tokenize(f"{row['title']}\n{row['heading'] or ''}\n{row['text']}"))
+        sections.append(
+            BundleSection(
+                anchor=hit.anchor,
+                title=hit.title,
+                text=text,
+                score=hit.score,
+                coverage=hit.coverage,
+                semantic_similarity=hit.semantic_similarity,
+            )
+        )
+    q_terms = content_terms(engine.tokenizer.query_tokens(request.query))
+    evidence = [
+        Evidence(anchor=s.anchor, coverage=s.coverage, semantic_similarity=s.semantic_similarity)
+        for s in sections
+    ]
+    score, reason = sufficiency(evidence, q_terms, tokens, engine.evidence_params)
+    bundle = EvidenceBundle(
+        question=request.query,
+        generation=snap.generation,
+        sufficiency=score,
+        reason=reason,
+        sections=sections,
+    )
+    if engine.ledger is not None:
+        if score < engine.evidence_params.sufficient and response.gap is None:
+            engine.ledger.record_gap(
+                normalize_query(request.query), request.query, "weak", [s.anchor for s in sections[:3]]
+            )
+        engine.ledger.cache_bundle(snap.generation, key, bundle.model_dump(exclude={"cached"}))
+    return bundle
+
+
+def record_feedback(engine: SearchEngine, query: str, anchor: str, useful: bool) -> None:
+    """Store a usefulness judgement; the anchor must be one the index knows."""
+    validate_query(query)
+    snap = engine.snapshot()
+    if anchor not in {r["anchor"] for r in snap.rows}:
+        raise ValueError(f"unknown anchor {anchor!r}: give an anchor returned by a search")
+    if engine.ledger is None:
+        raise ValueError("no ledger configured")
+    engine.ledger.record_feedback(query, anchor, useful)
