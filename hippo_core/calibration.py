@@ -6,9 +6,16 @@ the solo-match floor and the "strong evidence" threshold must be measured, not g
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
+
+from hippo_core.evidence import EvidenceParams
+from hippo_core.ranking import RankingParams
+
+CALIBRATION_FILE = "calibration.json"
 
 
 class Calibration(BaseModel):
@@ -33,6 +40,14 @@ def best_threshold(positives: Sequence[float], negatives: Sequence[float]) -> tu
     return round(best_t, 4), round(best_j, 4)
 
 
+def recall_threshold(positives: Sequence[float], recall: float = 0.9) -> float:
+    """The cut that keeps `recall` of the relevant pairs: a solo-match floor must not hide real answers."""
+    if not positives:
+        return 0.0
+    ordered = sorted(positives)
+    return round(ordered[int((1.0 - recall) * (len(ordered) - 1))], 4)
+
+
 def precision_threshold(
     positives: Sequence[float], negatives: Sequence[float], precision: float = 0.9
 ) -> float:
@@ -43,3 +58,48 @@ def precision_threshold(
         if above_p and above_p / (above_p + above_n) >= precision:
             return round(t, 4)
     return round(max([*positives, *negatives], default=1.0), 4)
+
+
+class LoadedCalibration(BaseModel):
+    """What the librarian knows about its thresholds: applied, missing or stale (another embedder)."""
+
+    calibration: Calibration | None
+    status: str
+
+    @property
+    def applied(self) -> bool:
+        return self.calibration is not None
+
+    def ranking_params(self, base: RankingParams) -> RankingParams:
+        assert self.calibration is not None
+        return base.model_copy(
+            update={
+                "semantic_floor": self.calibration.semantic_floor,
+                "semantic_margin": self.calibration.semantic_margin,
+            }
+        )
+
+    def evidence_params(self, base: EvidenceParams) -> EvidenceParams:
+        assert self.calibration is not None
+        return base.model_copy(update={"semantic_strong": self.calibration.semantic_strong})
+
+
+def load_calibration(path: Path, embed_model: str) -> LoadedCalibration:
+    """Read `calibration.json`; it applies only to the embedder it was measured for."""
+    if not path.exists():
+        return LoadedCalibration(
+            calibration=None, status="missing: defaults in use (run `python -m eval calibrate`)"
+        )
+    try:
+        cal = Calibration.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, ValidationError) as exc:
+        return LoadedCalibration(
+            calibration=None, status=f"unreadable ({exc.__class__.__name__}): defaults in use"
+        )
+    if cal.embed_model != embed_model:
+        return LoadedCalibration(
+            calibration=None,
+            status=f"stale: measured for {cal.embed_model}, the embedder is now {embed_model}; "
+            "run `python -m eval calibrate` (required after an embedder change)",
+        )
+    return LoadedCalibration(calibration=cal, status=f"applied ({cal.pairs} pairs)")

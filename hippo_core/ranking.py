@@ -59,10 +59,10 @@ class RankingParams(BaseModel, frozen=True):
         default=0.0, ge=0, description="× (1 + b · share of query terms in title/heading)"
     )
     alias_boost: float = Field(
-        default=1.0, ge=1, description="× when the query names one of the document's aliases"
+        default=1.3, ge=1, description="× when the query names one of the document's aliases"
     )
     one_section_per_document: bool = Field(
-        default=False, description="collapse a document's sections into one hit"
+        default=True, description="collapse a document's sections into one hit"
     )
     section_by_coverage: bool = Field(
         default=True, description="the section shown for a document is the one covering most query terms"

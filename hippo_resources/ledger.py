@@ -170,11 +170,19 @@ class Ledger(ConfigurableResource):
             )
             return int(cur.lastrowid or 0)
 
-    def accepted_baseline(self, fingerprint: str) -> dict[str, Any] | None:
+
+    def latest_eval(self) -> dict[str, Any] | None:
+        rows = self._rows("SELECT * FROM eval_runs ORDER BY id DESC LIMIT 1")
+        return {**rows[0], "metrics": json.loads(rows[0]["metrics"])} if rows else None
+
+    def baseline_before(self, fingerprint: str, run_id: int) -> dict[str, Any] | None:
+        """The last accepted run of the same dataset before `run_id`."""
         rows = self._rows(
-            "SELECT * FROM eval_runs WHERE dataset_fingerprint = ? AND accepted = 1 ORDER BY id DESC LIMIT 1",
-            (fingerprint,),
+            "SELECT * FROM eval_runs WHERE dataset_fingerprint = ? AND accepted = 1 AND id < ? ORDER BY id DESC LIMIT 1",
+            (fingerprint, run_id),
         )
-        if not rows:
-            return None
-        return {**rows[0], "metrics": json.loads(rows[0]["metrics"])}
+        return {**rows[0], "metrics": json.loads(rows[0]["metrics"])} if rows else None
+
+    def accept_eval(self, run_id: int) -> None:
+        with closing(self._connect()) as conn, conn:
+            conn.execute("UPDATE eval_runs SET accepted = 1 WHERE id = ?", (run_id,))
