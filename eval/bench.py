@@ -10,7 +10,9 @@ resource (content-addressed SQLite cache, so re-runs embed nothing) and a real C
 `VectorStore` for the semantic lane. Each query runs the lexical lane (`BM25Index.top_k`, bigram
 terms down-weighted as in `hippo_server.search`), the semantic lane (`Embedder.embed_query` +
 `VectorStore.query`) and `hippo_core.ranking.fuse` with default `RankingParams`, so the fused list
-includes the semantic solo-match floor exactly as the product applies it.
+includes the semantic solo-match floor exactly as the product applies it. Two diagnostic rows, which
+are not product paths, help read the numbers: fusion with the floor switched off, and exact cosine
+over the same vectors (Chroma's HNSW search is approximate and differs slightly from build to build).
 
 Prints a Markdown report per folder: Hit@1, Hit@10, MRR@10, nDCG@10 per lane, build time split
 into tokenize / BM25 / embedding / Chroma, query latency p50/p95, and the lexical lane's speed and
@@ -41,7 +43,7 @@ import numpy as np
 from eval.beir import BeirError, BeirSet, Query, load_beir, passage_text
 from eval.metrics import METRICS, evaluate, score_query
 from hippo_core.bm25 import BM25Index
-from hippo_core.ranking import Candidate, RankingParams, fuse
+from hippo_core.ranking import Candidate, RankingParams, fuse, solo_match_floor
 from hippo_core.tokenize import Tokenizer, get_kiwi, is_bigram
 
 __all__ = ["BenchOptions", "BenchResult", "main", "render_markdown", "run_benchmark"]
@@ -50,6 +52,10 @@ DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
 LANES: tuple[str, ...] = ("lexical", "semantic", "fused")
 NO_FLOOR = "fused_no_floor"
 """Diagnostic row: the same fusion with the semantic floor switched off, to show what the floor costs."""
+EXACT = "semantic_exact"
+"""Diagnostic row: exact cosine over the same vectors, to separate Chroma's HNSW approximation (which
+also varies from build to build) from what the embedding model can do."""
+DIAGNOSTICS: tuple[str, ...] = (NO_FLOOR, EXACT)
 EVAL_DEPTH = 10
 EXIT_OK, EXIT_MISMATCH, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -65,6 +71,8 @@ class BenchOptions:
     seed: int = 0
     by: str | None = None
     params: RankingParams = field(default_factory=RankingParams)
+    variants: dict[str, RankingParams] = field(default_factory=dict)
+    """Extra fused rows from the same lane results with other RankingParams (diagnostics, not product)."""
 
 
 @dataclass
@@ -100,6 +108,28 @@ def _ms_stats(seconds: Sequence[float]) -> dict[str, float | None]:
         "p95_ms": float(np.percentile(arr, 95)),
         "mean_ms": float(arr.mean()),
     }
+
+
+def parse_variant(spec: str, base: RankingParams) -> tuple[str, RankingParams]:
+    """`NAME:key=value,key=value` → RankingParams with those overrides; ValueError says what is wrong."""
+    name, sep, body = spec.partition(":")
+    name = name.strip()
+    if not sep or not name or not body.strip():
+        raise ValueError(f"--variant {spec!r}: expected NAME:key=value[,key=value...]")
+    overrides: dict[str, Any] = {}
+    for item in body.split(","):
+        key, eq, raw = item.partition("=")
+        key = key.strip()
+        if not eq or key not in RankingParams.model_fields:
+            raise ValueError(f"--variant {spec!r}: {key!r} is not a RankingParams field")
+        try:
+            overrides[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            overrides[key] = raw.strip()
+    try:
+        return name, RankingParams.model_validate(base.model_dump() | overrides)
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise ValueError(f"--variant {spec!r}: {exc}") from exc
 
 
 def _ratio(num: float | None, den: float | None) -> float | None:
@@ -145,7 +175,7 @@ def reference_top(scores: np.ndarray, k: int) -> list[int]:
 def _ratio_check(
     index: BM25Index,
     corpus_tokens: list[list[str]],
-    query_tokens: Sequence[list[str]],
+    sample: Sequence[tuple[str, list[str]]],
     k: int,
 ) -> dict[str, Any]:
     """Time our `top_k` against `BM25Okapi.get_scores` + the same sort, on the same tokens, whole corpus."""
@@ -158,8 +188,8 @@ def _ratio_check(
     ref_s: list[float] = []
     identical = 0
     max_rel_diff = 0.0
-    mismatched: list[int] = []
-    for n, toks in enumerate(query_tokens):
+    mismatched: list[str] = []
+    for qid, toks in sample:
         t0 = time.perf_counter()
         top = index.top_k(toks, k)
         ours_s.append(time.perf_counter() - t0)
@@ -170,12 +200,12 @@ def _ratio_check(
         if [d for d, _ in top] == ref_top:
             identical += 1
         else:
-            mismatched.append(n)
+            mismatched.append(qid)
         diff = np.abs(index.scores(toks) - ref_scores) / np.maximum(np.abs(ref_scores), 1e-12)
         max_rel_diff = max(max_rel_diff, float(diff.max(initial=0.0)))
     ours_stats, ref_stats = _ms_stats(ours_s), _ms_stats(ref_s)
     return {
-        "queries": len(query_tokens),
+        "queries": len(sample),
         "depth": k,
         "rank_bm25_build_s": ref_build,
         "ours": ours_stats,
@@ -184,7 +214,7 @@ def _ratio_check(
         "speedup_mean": _ratio(ref_stats["mean_ms"], ours_stats["mean_ms"]),
         "identical": identical,
         "max_rel_score_diff": max_rel_diff,
-        "mismatched_sample_positions": mismatched[:10],
+        "mismatched_query_ids": mismatched[:10],
     }
 
 
@@ -204,7 +234,8 @@ def _run(
     from hippo_resources.vector_store import VectorStore
 
     params = options.params
-    no_floor = params.model_copy(update={"semantic_floor": -1.0})
+    # Off the way the librarian's semantic mode switches it off: no absolute floor, no margin.
+    no_floor = params.model_copy(update={"semantic_floor": -1.0, "semantic_margin": 0.0})
     tick = _Ticker(progress)
     name = beir.name
     load_start = os.getloadavg()[0]
@@ -264,11 +295,15 @@ def _run(
         # loads its HNSW segment on the first query; neither belongs in a per-query latency.
         index.top_k(tokenizer.query_tokens("warm-up 준비"), params.lexical_pool)
         store.query(embedder.embed_query("warm-up 준비"), params.semantic_pool, collection=collection)
-        runs: dict[str, dict[str, list[str]]] = {lane: {} for lane in (*LANES, NO_FLOOR)}
+        variant_lanes = {f"variant:{name}": vp for name, vp in options.variants.items()}
+        extra = (*DIAGNOSTICS, *variant_lanes)
+        runs: dict[str, dict[str, list[str]]] = {lane: {} for lane in (*LANES, *extra)}
         latency: dict[str, list[float]] = {lane: [] for lane in LANES}
-        zero: dict[str, int] = dict.fromkeys((*LANES, NO_FLOOR), 0)
+        zero: dict[str, int] = dict.fromkeys((*LANES, *extra), 0)
+        hnsw_overlap: list[float] = []
         q_tokens: list[list[str]] = []
         floor_dropped: list[int] = []
+        floors: list[float] = []
         relevant_dropped = 0
         rel_sims: list[float] = []
         top1_sims: list[float] = []
@@ -296,6 +331,7 @@ def _run(
             fused: list[Candidate] = fuse(lexical, semantic, params)
             t_fuse = time.perf_counter() - t0
             unfloored = fuse(lexical, semantic, no_floor)
+            exact = _exact_top(vectors, vector, allowed, params.semantic_pool)
 
             q_tokens.append(toks)
             latency["lexical"].append(t_lex)
@@ -306,19 +342,39 @@ def _run(
                 "semantic": [d for d, _ in semantic],
                 "fused": [c.chunk_id for c in fused],
                 NO_FLOOR: [c.chunk_id for c in unfloored],
+                EXACT: [doc_ids[i] for i in exact],
             }
+            for lane, vp in variant_lanes.items():
+                ranked[lane] = _variant_fused(
+                    vp,
+                    params,
+                    lexical,
+                    semantic,
+                    toks,
+                    allowed,
+                    index,
+                    doc_ids,
+                    vector,
+                    where,
+                    store,
+                    collection,
+                )
+            expected = set(ranked[EXACT][:EVAL_DEPTH])
+            if expected:
+                hnsw_overlap.append(len(expected & set(ranked["semantic"][:EVAL_DEPTH])) / len(expected))
             for lane, ids in ranked.items():
                 runs[lane][q.id] = ids[:EVAL_DEPTH]
                 zero[lane] += not ids
 
             # Why fused may lose: semantic-only candidates under the floor never reach the fused list.
+            # The floor is the product's own (absolute floor raised to the pool median + margin).
+            floor = solo_match_floor([s for _, s in semantic], params)
+            floors.append(floor)
             relevant = beir.qrels[q.id]
             lex_ids = set(ranked["lexical"])
-            dropped = [(d, s) for d, s in semantic if d not in lex_ids and s < params.semantic_floor]
-            floor_dropped.append(len(dropped))
+            floor_dropped.append(sum(d not in lex_ids and s < floor for d, s in semantic))
             relevant_dropped += any(
-                d in relevant and d not in lex_ids and s < params.semantic_floor
-                for d, s in semantic[:EVAL_DEPTH]
+                d in relevant and d not in lex_ids and s < floor for d, s in semantic[:EVAL_DEPTH]
             )
             rel_sims.extend(s for d, s in semantic if d in relevant)
             if semantic:
@@ -349,7 +405,9 @@ def _run(
         tick(f"[{name}] timing rank_bm25 on {min(options.ratio_queries, len(q_tokens))} queries", force=True)
         rng = random.Random(options.seed + 1)
         picks = sorted(rng.sample(range(len(q_tokens)), min(options.ratio_queries, len(q_tokens))))
-        ratio = _ratio_check(index, corpus_tokens, [q_tokens[i] for i in picks], params.lexical_pool)
+        ratio = _ratio_check(
+            index, corpus_tokens, [(queries[i].id, q_tokens[i]) for i in picks], params.lexical_pool
+        )
 
     rel_arr = np.asarray(rel_sims, dtype=np.float64)
     report: dict[str, Any] = {
@@ -395,25 +453,91 @@ def _run(
         "zero_results": zero,
         "latency": {lane: _ms_stats(latency[lane]) for lane in LANES},
         "fusion": {
+            "effective_floor_median": float(np.median(floors)) if floors else None,
             "semantic_only_dropped_by_floor_mean": float(np.mean(floor_dropped)) if floor_dropped else 0.0,
             "queries_with_relevant_dropped_by_floor": relevant_dropped,
             "relevant_similarity_median": float(np.median(rel_arr)) if rel_arr.size else None,
-            "relevant_below_floor_share": float((rel_arr < params.semantic_floor).mean())
+            "relevant_below_abs_floor_share": float((rel_arr < params.semantic_floor).mean())
             if rel_arr.size
             else None,
             "semantic_top1_similarity_median": float(np.median(top1_sims)) if top1_sims else None,
+            "hnsw_top10_overlap_mean": float(np.mean(hnsw_overlap)) if hnsw_overlap else None,
+            "hnsw_top10_differs": int(sum(o < 1.0 for o in hnsw_overlap)),
         }
         | losses,
         "groups": groups,
+        "variants": {
+            name: vp.model_dump(mode="json", include=set(_variant_diff(vp, params)))
+            for name, vp in options.variants.items()
+        },
         "rank_bm25": ratio,
         "environment": {
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
             "loadavg_start": load_start,
             "loadavg_end": os.getloadavg()[0],
+            "git": _git_version(),
         },
     }
     return BenchResult(report=report, runs={lane: runs[lane] for lane in runs})
+
+
+def _variant_fused(
+    vp: RankingParams,
+    params: RankingParams,
+    lexical: list[tuple[str, float]],
+    semantic: list[tuple[str, float]],
+    toks: list[str],
+    allowed: np.ndarray | None,
+    index: BM25Index,
+    doc_ids: list[str],
+    vector: np.ndarray,
+    where: dict[str, Any] | None,
+    store: Any,
+    collection: Any,
+) -> list[str]:
+    """Fused ids under other params; a lane is re-run only when its own knobs differ."""
+    if (vp.lexical_pool, vp.bigram_weight) != (params.lexical_pool, params.bigram_weight):
+        weights = {t: vp.bigram_weight for t in toks if is_bigram(t)}
+        top = index.top_k(toks, vp.lexical_pool, allowed=allowed, term_weights=weights) if toks else []
+        lexical = [(doc_ids[i], s) for i, s in top]
+    if vp.semantic_pool != params.semantic_pool:
+        semantic = store.query(vector, vp.semantic_pool, where=where, collection=collection)
+    return [c.chunk_id for c in fuse(lexical, semantic, vp)]
+
+
+def _exact_top(vectors: np.ndarray, query: np.ndarray, allowed: np.ndarray | None, k: int) -> list[int]:
+    """Rows of the k most cosine-similar vectors (unit vectors: a dot product), inside `allowed`."""
+    sims = vectors @ query
+    cand = np.arange(len(sims)) if allowed is None else np.flatnonzero(allowed)
+    order = np.lexsort((cand, -sims[cand]))[:k]
+    return [int(cand[i]) for i in order]
+
+
+def _variant_diff(vp: RankingParams, base: RankingParams) -> list[str]:
+    return [k for k in RankingParams.model_fields if getattr(vp, k) != getattr(base, k)]
+
+
+def _git_version() -> str:
+    """Which ranking code produced the numbers: the commit, and whether the hybrid path was edited."""
+    import subprocess
+
+    root = Path(__file__).resolve().parents[1]
+    paths = ["hippo_core/ranking.py", "hippo_core/bm25.py", "hippo_core/tokenize.py", "hippo_resources"]
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", *paths],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return f"{head}+uncommitted ranking/index changes" if dirty else head
 
 
 def _fusion_losses(per_query: dict[str, dict[str, dict[str, float]]], qids: Sequence[str]) -> dict[str, int]:
@@ -457,10 +581,11 @@ def render_markdown(report: dict[str, Any]) -> str:
         ),
         f"- ranking: default RankingParams — rrf_k {p['rrf_k']}, weights lexical {p['lexical_weight']} / "
         f"semantic {p['semantic_weight']}, pools {p['lexical_pool']}/{p['semantic_pool']}, "
-        f"semantic_floor {p['semantic_floor']}, bigram_weight {p['bigram_weight']}",
+        f"semantic_floor {p['semantic_floor']}, semantic_margin {p.get('semantic_margin', '–')}, "
+        f"bigram_weight {p['bigram_weight']}",
         f"- embedder {b['embed_model']}, analyzer {b['analyzer']}; load average "
         f"{r['environment']['loadavg_start']:.2f} → {r['environment']['loadavg_end']:.2f} "
-        f"on {r['environment']['cpus']} CPUs",
+        f"on {r['environment']['cpus']} CPUs; code {r['environment']['git']}",
         "",
         "| lane | Hit@1 | Hit@10 | MRR@10 | nDCG@10 | zero results | p50 ms | p95 ms |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
@@ -470,7 +595,11 @@ def render_markdown(report: dict[str, Any]) -> str:
         "semantic": "semantic (e5 + Chroma)",
         "fused": "**fused (RRF + floor)**",
         NO_FLOOR: "fused, floor off (diagnostic)",
+        EXACT: "semantic, exact cosine (diagnostic)",
     }
+    for name, diff in r.get("variants", {}).items():
+        shown = ", ".join(f"{k} {v}" for k, v in diff.items()) or "same as default"
+        labels[f"variant:{name}"] = f"fused, variant `{name}`: {shown} (diagnostic)"
     for lane, label in labels.items():
         m = r["metrics"][lane]
         lat = r["latency"].get(lane)
@@ -483,7 +612,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += [
         "",
         "Latency: lexical = query tokenize + BM25 top_k; semantic = embed_query + Chroma query; "
-        "fused = both lanes in sequence + fuse.",
+        "fused = both lanes in sequence + fuse. Diagnostic rows are not product paths.",
         "",
         "| build step | seconds | note |",
         "|---|---:|---|",
@@ -498,12 +627,17 @@ def render_markdown(report: dict[str, Any]) -> str:
     lines += [
         "",
         "Fusion diagnostics:",
-        f"- semantic-only candidates dropped by the floor ({p['semantic_floor']}): "
-        f"{f['semantic_only_dropped_by_floor_mean']:.1f} per query on average; queries whose relevant doc "
-        f"was in the semantic top-10 but dropped: {f['queries_with_relevant_dropped_by_floor']}",
+        f"- solo-match floor per query = max({p['semantic_floor']}, pool median + "
+        f"{p.get('semantic_margin', 0.0)}): median {_f(f['effective_floor_median'], 3)}; semantic-only "
+        f"candidates it dropped: {f['semantic_only_dropped_by_floor_mean']:.1f} of "
+        f"{p['semantic_pool']} per query on average; queries whose relevant doc was in the semantic top-10 "
+        f"but dropped: {f['queries_with_relevant_dropped_by_floor']}",
         f"- cosine similarity of relevant docs found by the semantic lane: median "
-        f"{_f(f['relevant_similarity_median'], 3)}, below the floor {_f(f['relevant_below_floor_share'], 3)}; "
-        f"semantic top-1 median {_f(f['semantic_top1_similarity_median'], 3)}",
+        f"{_f(f['relevant_similarity_median'], 3)} (share below {p['semantic_floor']}: "
+        f"{_f(f['relevant_below_abs_floor_share'], 3)}); semantic top-1 median "
+        f"{_f(f['semantic_top1_similarity_median'], 3)}",
+        f"- Chroma HNSW vs exact cosine: top-10 overlap {_f(f['hnsw_top10_overlap_mean'], 4)} on average, "
+        f"top-10 differs on {f['hnsw_top10_differs']} queries",
         f"- fused MRR@10 below lexical on {f['fused_mrr_below_lexical']} queries, below semantic on "
         f"{f['fused_mrr_below_semantic']}, below both on {f['fused_mrr_below_both']}; fused misses a "
         f"lexical Hit@10 on {f['fused_miss_lexical_hit10']}, a semantic Hit@10 on "
@@ -514,8 +648,10 @@ def render_markdown(report: dict[str, Any]) -> str:
             "",
             f"By `{r['options']['by']}` (MRR@10 / Hit@10):",
             "",
-            "| group | queries | lexical | semantic | fused | fused, floor off |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| group | queries | "
+            + " | ".join(label.replace(" (diagnostic)", "").strip("*") for label in labels.values())
+            + " |",
+            "|---|---:|" + "---:|" * len(labels),
         ]
         for key, g in r["groups"].items():
             cells = " | ".join(f"{_f(g[lane]['mrr@10'], 3)} / {_f(g[lane]['hit@10'], 3)}" for lane in labels)
@@ -577,12 +713,29 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the query samples (default 0)")
     parser.add_argument("--by", metavar="FIELD", help="also break metrics down by this query field")
+    parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:key=value,...",
+        help="also fuse the same lane results with other RankingParams, e.g. "
+        "'k60:rrf_k=60,lexical_weight=1' (repeatable; a diagnostic row)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    base = RankingParams()
+    variants: dict[str, RankingParams] = {}
+    for spec in args.variant:
+        try:
+            name, vp = parse_variant(spec, base)
+        except ValueError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        variants[name] = vp
     options = BenchOptions(
         max_queries=args.max_queries,
         per_conversation=args.per_conversation,
@@ -590,6 +743,8 @@ def main(argv: list[str] | None = None) -> int:
         ratio_queries=args.ratio_queries,
         seed=args.seed,
         by=args.by,
+        params=base,
+        variants=variants,
     )
 
     def progress(message: str) -> None:

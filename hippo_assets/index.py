@@ -80,7 +80,7 @@ class ChunksConfig(Config):
 @asset(
     group_name="index",
     kinds={"polars", "parquet"},
-    deps=[vault_documents],
+    deps=[vault_documents, "conversation_chunks"],
     description="Heading-aware chunks (paragraph and sentence boundaries, with overlap), each with a stable "
     "id, a path#heading anchor, content and embed hashes and the governance fields.",
 )
@@ -91,6 +91,9 @@ def chunks(config: ChunksConfig, chunk_store: ChunkStore, embedder: Embedder) ->
     for record in docs.iter_rows(named=True):
         rows.extend(chunk_rows(Document.model_validate(record), embedder.model_id, params))
     frame = pl.DataFrame(rows, schema=CHUNK_SCHEMA)
+    conversations = chunk_store.path / "conversation_chunks.parquet"  # written by memory.conversation_chunks
+    if conversations.exists():
+        frame = pl.concat([frame, pl.read_parquet(conversations).select(list(CHUNK_SCHEMA))])
     chunk_store.write(CHUNKS, frame)
     lengths = frame["text"].str.len_chars() if frame.height else pl.Series([0])
     return MaterializeResult(

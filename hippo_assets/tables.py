@@ -41,7 +41,14 @@ CHUNK_SCHEMA: dict[str, pl.DataType] = {
     "aliases": pl.List(pl.Utf8()),
     "tags": pl.List(pl.Utf8()),
     "updated": pl.Utf8(),
+    # Conversation chunks (lane `conversations`); null for vault documents.
+    "conversation_id": pl.Utf8(),
+    "project": pl.Utf8(),
+    "role": pl.Utf8(),
+    "is_tool": pl.Boolean(),
+    "granularity": pl.Utf8(),
+    "position": pl.Int64(),
 }
 
 # What the vector store keeps beside each vector: enough to filter inside the nearest-neighbour search.
-VECTOR_METADATA = ("path", "anchor", "lane", "status", "trust", "embed_hash")
+VECTOR_METADATA = ("path", "anchor", "lane", "status", "trust", "embed_hash", "role")

@@ -45,6 +45,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    if getattr(args, "job", None):
+        from hippo_cli.loop import run_job
+
+        return run_job(settings, args.job, get_instance())
     run_config = {"ops": {"embeddings": {"config": {"force": True}}}} if args.force else None
     ok = run_assets(
         [*ASSETS, *ASSET_CHECKS], build_resources(settings), args.select, get_instance(), run_config
@@ -90,6 +94,24 @@ def cmd_search(args: argparse.Namespace) -> int:
         )
         print(f"    {hit.snippet}")
     return 0
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from hippo_cli.ingest import ingest_conversations
+
+    return ingest_conversations(_settings(args), args.kind, args.file, args.no_segments)
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from hippo_cli.loop import review
+
+    return review(_settings(args), args.json)
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    from hippo_cli.loop import approve
+
+    return approve(_settings(args), args.card)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -152,6 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--force", action="store_true", help="allow a scan that removes over half the indexed documents"
     )
+    p.add_argument(
+        "--job",
+        help="run a job or a schedule's job now: compile_job, promote_job, janitor_job, index_pages_job, ...",
+    )
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("search", help="hybrid search of the vault")
@@ -166,17 +192,46 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the JSON envelope agents receive")
     p.set_defaults(func=cmd_search)
 
+    p = sub.add_parser("ingest", help="load agent conversations (dlt) and index them (lane conversations)")
+    common(p)
+    p.add_argument("kind", choices=["claude-code", "codex", "chatgpt", "claude-ai"])
+    p.add_argument("file", nargs="?", help="export ZIP (chatgpt, claude-ai); logs are found automatically")
+    p.add_argument("--no-segments", action="store_true", help="index messages only, no topic segments")
+    p.set_defaults(func=cmd_ingest)
+
     p = sub.add_parser("serve", help="run the librarian (REST + MCP)")
     common(p)
     p.add_argument("--host", default=os.environ.get("HIPPO_HOST", "127.0.0.1"))
     p.add_argument("--port", type=int, default=int(os.environ.get("HIPPO_PORT", "8787")))
     p.set_defaults(func=cmd_serve)
 
+    p = sub.add_parser("review", help="approvals waiting for a tick and gate failures of staging cards")
+    common(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_review)
+
+    p = sub.add_parser("approve", help="tick a card's approval box, as a person would in Obsidian")
+    common(p)
+    p.add_argument("card", metavar="CARD", help="staging card path, file name or title")
+    p.set_defaults(func=cmd_approve)
+
     p = sub.add_parser("status", help="what is indexed")
     common(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_status)
+
+    p = sub.add_parser(
+        "eval", help="golden-set harness: validate, run, calibrate, sweep, candidates, probe (= python -m eval)"
+    )
+    p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for python -m eval")
+    p.set_defaults(func=cmd_eval)
     return parser
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from eval.__main__ import main as eval_main
+
+    return eval_main(args.eval_args or ["--help"])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,11 +14,23 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hippo_core.calibration import CALIBRATION_FILE, load_calibration
+from hippo_core.evidence import EvidenceParams
+from hippo_core.ranking import RankingParams
 from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError, decode_utf8
 from hippo_resources import build_resources
+from hippo_server.bundles import EvidenceBundle, build_bundle, record_feedback
+from hippo_server.conversations import ConversationMemory, register_routes
 from hippo_server.mcp_tools import build_mcp
-from hippo_server.schemas import SearchRequest, SearchResponse, Section, validation_message
+from hippo_server.schemas import (
+    BundleRequest,
+    FeedbackRequest,
+    SearchRequest,
+    SearchResponse,
+    Section,
+    validation_message,
+)
 from hippo_server.search import NotFoundError, NotIndexedError, SearchEngine
 
 MAX_BODY_BYTES = 16 * 1024
@@ -26,13 +38,19 @@ OPEN_PATHS = ("/health",)
 
 
 def engine_from_settings(settings: HippoSettings) -> SearchEngine:
+    """The engine over the settings' stores, with the embedder's calibration applied when there is one."""
     res = build_resources(settings)
+    embedder = res["embedder"]
+    calibration = load_calibration(settings.home / CALIBRATION_FILE, embedder.model_id)  # type: ignore[attr-defined]
     return SearchEngine(
         lexical_store=res["lexical_store"],  # type: ignore[arg-type]
         vector_store=res["vector_store"],  # type: ignore[arg-type]
-        embedder=res["embedder"],  # type: ignore[arg-type]
+        embedder=embedder,  # type: ignore[arg-type]
         vault=res["vault"],  # type: ignore[arg-type]
         ledger=res["ledger"],  # type: ignore[arg-type]
+        params=calibration.ranking_params(RankingParams()) if calibration.applied else None,
+        evidence_params=calibration.evidence_params(EvidenceParams()) if calibration.applied else None,
+        calibration_status=calibration.status,
     )
 
 
@@ -94,7 +112,8 @@ class BodyTooLarge(Exception):
 def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> FastAPI:
     """Build the librarian app. Pass `engine` to serve stores other than the settings' (tests)."""
     engine = engine or engine_from_settings(settings)
-    mcp = build_mcp(engine)
+    memory = ConversationMemory(settings.chunks_dir, engine.vault)
+    mcp = build_mcp(engine, memory)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "testserver", f"{settings.host}:*"],
@@ -156,6 +175,25 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
         except NotIndexedError as exc:
             return error(503, "not_indexed", str(exc))
 
+    @app.post("/api/v1/bundle", tags=["search"], response_model=EvidenceBundle)
+    def bundle(body: BundleRequest) -> Any:
+        """Top sections for a question with a sufficiency score; weak bundles are recorded as gaps."""
+        try:
+            return build_bundle(engine, body.question, body.k)
+        except ValidationError as exc:
+            return error(422, "invalid_request", validation_message(exc))
+        except NotIndexedError as exc:
+            return error(503, "not_indexed", str(exc))
+
+    @app.post("/api/v1/feedback", tags=["search"])
+    def feedback(body: FeedbackRequest) -> Any:
+        """Was this anchor useful for this query? Judgements become golden-set candidates."""
+        try:
+            record_feedback(engine, body.query, body.anchor, body.useful)
+        except (BadTextError, ValueError) as exc:
+            return error(422, "invalid_request", str(exc))
+        return {"recorded": True}
+
     @app.get("/api/v1/documents", tags=["search"], response_model=Section)
     def get_document(ref: str) -> Any:
         """A document (`path`) or one section (`path#heading`)."""
@@ -166,5 +204,6 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
         except NotFoundError as exc:
             return error(404, "not_found", str(exc))
 
+    register_routes(app, memory)  # /api/v1/conversations, /api/v1/captures
     app.mount("/", mcp_app)
     return app

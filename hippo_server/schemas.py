@@ -24,6 +24,9 @@ class SearchRequest(BaseModel):
     lanes: list[str] | None = Field(default=None, description=f"Content lanes to search: {', '.join(LANES)}.")
     path_prefix: str | None = Field(default=None, description="Only documents under this vault folder.")
     mode: Mode = Field(default="hybrid", description="hybrid (default), lexical only or semantic only.")
+    include_tool_output: bool = Field(
+        default=True, description="Conversation lane: false leaves out tool calls and tool outputs."
+    )
 
     @field_validator("query")
     @classmethod
@@ -56,8 +59,24 @@ class SearchRequest(BaseModel):
             raise ValueError(str(exc)) from None
 
 
+class BundleRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str = Field(max_length=1024)
+    k: int = Field(default=5, ge=1, le=20)
+
+
+class FeedbackRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(max_length=1024)
+    anchor: str = Field(max_length=2048)
+    useful: bool
+
+
 class SearchHit(BaseModel):
     anchor: str = Field(description="path#heading: the section that answers, linkable in Obsidian.")
+    chunk_id: str = Field(description="The best-matching chunk inside the section.")
     path: str
     heading: str | None
     title: str
@@ -72,6 +91,10 @@ class SearchHit(BaseModel):
     lexical_rank: int | None = None
     semantic_rank: int | None = None
     semantic_similarity: float | None = None
+    coverage: float = Field(default=0.0, description="Share of the query's terms found in this section.")
+    conversation_id: str | None = Field(default=None, description="Conversation lane: the conversation.")
+    project: str | None = Field(default=None, description="Conversation lane: the project it belongs to.")
+    role: str | None = Field(default=None, description="Conversation lane: user, assistant, tool or segment.")
 
 
 class SearchResponse(BaseModel):
@@ -83,6 +106,9 @@ class SearchResponse(BaseModel):
     query: str
     mode: Mode = "hybrid"
     generation: str | None = None
+    gap: Literal["zero-hit", "weak"] | None = Field(
+        default=None, description="Set when the vault does not answer well: the miss is recorded as a knowledge gap."
+    )
     results: list[SearchHit] = Field(default_factory=list)
 
 

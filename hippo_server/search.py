@@ -18,9 +18,12 @@ import polars as pl
 from hippo_core import frontmatter
 from hippo_core.bm25 import BM25Index
 from hippo_core.chunking import split_sections
+from hippo_core.evidence import Evidence, EvidenceParams, content_terms, coverage, gap_kind, normalize_query
 from hippo_core.ranking import (
     Candidate,
     RankingParams,
+    alias_named,
+    feature_multiplier,
     freshness_multiplier,
     fuse,
     governance_multiplier,
@@ -53,6 +56,8 @@ class Snapshot:
     status: np.ndarray
     path: np.ndarray
     collection: Any
+    row_terms: Any  # CSR docs × terms: which query terms each chunk contains
+    title_tokens: dict[str, list[str]]
 
 
 class SearchEngine:
@@ -64,7 +69,9 @@ class SearchEngine:
         vault: Vault | None = None,
         ledger: Ledger | None = None,
         params: RankingParams | None = None,
+        evidence_params: EvidenceParams | None = None,
         today: Callable[[], dt.date] = dt.date.today,
+        calibration_status: str = "not loaded",
     ) -> None:
         self.lexical_store = lexical_store
         self.vector_store = vector_store
@@ -72,6 +79,8 @@ class SearchEngine:
         self.vault = vault
         self.ledger = ledger
         self.params = params or RankingParams()
+        self.evidence_params = evidence_params or EvidenceParams()
+        self.calibration_status = calibration_status
         self.today = today
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
@@ -109,6 +118,8 @@ class SearchEngine:
             status=table["status"].to_numpy() if table.height else np.array([], dtype=object),
             path=table["path"].to_numpy() if table.height else np.array([], dtype=object),
             collection=self.vector_store.collection(),
+            row_terms=index.weights.tocsr(),
+            title_tokens={},
         )
 
     @property
@@ -138,15 +149,28 @@ class SearchEngine:
         if request.mode == "semantic":
             params = params.model_copy(update={"semantic_floor": -1.0, "semantic_margin": 0.0})
         candidates = fuse(lexical, semantic, params)
-        hits = self._sections(snap, candidates, params, set(q_tokens), request.limit)
+        hits = self._sections(snap, candidates, params, q_tokens, request.query, request.limit)
         if not hits and status == "ok":
             status = "empty"
+        evidence = [
+            Evidence(anchor=h.anchor, coverage=h.coverage, semantic_similarity=h.semantic_similarity)
+            for h in hits
+        ]
+        # A miss is a gap only when the whole vault was searched by both lanes.
+        judged = (
+            status != "degraded"
+            and request.mode == "hybrid"
+            and not request.lanes
+            and not request.path_prefix
+        )
+        gap = gap_kind(evidence, self.evidence_params) if judged else None
         response = SearchResponse(
             status=status,
             degraded_reason=reason,
             query=request.query,
             mode=request.mode,
             generation=snap.generation,
+            gap=gap,
             results=hits,
         )
         if log and self.ledger is not None:
@@ -158,6 +182,10 @@ class SearchEngine:
                 hits[0].score if hits else None,
                 snap.generation,
             )
+            if gap:
+                self.ledger.record_gap(
+                    normalize_query(request.query), request.query, gap, [h.anchor for h in hits[:3]]
+                )
         return response
 
     def _allowed_paths(self, snap: Snapshot, request: SearchRequest) -> list[str] | None:
@@ -170,6 +198,8 @@ class SearchEngine:
         mask = ~np.isin(snap.status, list(params.excluded_statuses))
         if request.lanes:
             mask &= np.isin(snap.lane, request.lanes)
+        if not request.include_tool_output and "role" in snap.table.columns:
+            mask &= (snap.table["role"] != "tool").fill_null(True).to_numpy()
         if request.path_prefix:
             prefix = request.path_prefix.rstrip("/")
             mask &= np.array([p == prefix or p.startswith(prefix + "/") for p in snap.path], dtype=bool)
@@ -195,6 +225,8 @@ class SearchEngine:
         clauses: list[dict[str, Any]] = [{"status": {"$nin": list(params.excluded_statuses)}}]
         if request.lanes:
             clauses.append({"lane": {"$in": request.lanes}})
+        if not request.include_tool_output:
+            clauses.append({"role": {"$ne": "tool"}})
         if allowed_paths is not None:
             clauses.append({"path": {"$in": allowed_paths}})
         where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
@@ -206,30 +238,56 @@ class SearchEngine:
         snap: Snapshot,
         candidates: list[Candidate],
         params: RankingParams,
-        q_terms: set[str],
+        q_tokens: list[str],
+        query: str,
         limit: int,
     ) -> list[SearchHit]:
-        """Score chunks with governance and freshness, then keep the best chunk of each section."""
+        """Score chunks (RRF × governance × freshness × features), keep the best chunk of each section,
+        and optionally one section per document: the one that covers most of the query."""
         today = self.today()
-        best: dict[str, tuple[float, Candidate, dict[str, Any]]] = {}
+        q_terms = content_terms(q_tokens)
+        q_cols = [snap.index.vocab[t] for t in q_terms if t in snap.index.vocab]
+        norm_query = normalize_query(query)
+        best: dict[str, tuple[float, Candidate, dict[str, Any], float]] = {}
         for cand in candidates:
-            row = snap.rows[snap.row_of[cand.chunk_id]]
+            idx = snap.row_of[cand.chunk_id]
+            row = snap.rows[idx]
+            title_cov = coverage(q_terms, self._title_tokens(snap, row)) if params.title_boost else 0.0
             score = (
                 cand.rrf
                 * governance_multiplier(row["status"], row["trust"], row["doc_type"], params)
                 * freshness_multiplier(row["updated"], today, params)
+                * feature_multiplier(title_cov, alias_named(norm_query, row["aliases"]), params)
             )
+            cov = snap.row_terms[idx, q_cols].count_nonzero() / len(q_terms) if q_cols and q_terms else 0.0
             prev = best.get(row["anchor"])
             if prev is None or score > prev[0]:
-                best[row["anchor"]] = (score, cand, row)
-        ranked = sorted(best.values(), key=lambda t: (-t[0], t[2]["anchor"]))[:limit]
+                best[row["anchor"]] = (score, cand, row, cov)
+        picked = list(best.values())
+        if params.one_section_per_document:
+            by_doc: dict[str, list[tuple[float, Candidate, dict[str, Any], float]]] = {}
+            for item in picked:
+                # A conversation is a stream of turns, not one document: each message/segment stands alone.
+                key = item[2]["anchor"] if item[2]["lane"] == "conversations" else item[2]["path"]
+                by_doc.setdefault(key, []).append(item)
+            picked = []
+            for items in by_doc.values():
+                top_score = max(i[0] for i in items)
+                chosen = (
+                    max(items, key=lambda i: (i[3], i[0]))
+                    if params.section_by_coverage
+                    else max(items, key=lambda i: i[0])
+                )
+                picked.append((top_score, chosen[1], chosen[2], chosen[3]))
+        ranked = sorted(picked, key=lambda t: (-t[0], t[2]["anchor"]))[:limit]
         return [
             SearchHit(
                 anchor=row["anchor"],
+                chunk_id=row["chunk_id"],
                 path=row["path"],
                 heading=row["heading"],
                 title=row["title"],
-                snippet=snippet(row["text"], q_terms, self.tokenizer.tokenize),
+                snippet=snippet(row["text"], set(q_tokens), self.tokenizer.tokenize),
                 score=round(score, 6),
                 matched_by=cand.lanes,
                 lane=row["lane"],
@@ -240,9 +298,19 @@ class SearchEngine:
                 lexical_rank=cand.lexical_rank,
                 semantic_rank=cand.semantic_rank,
                 semantic_similarity=None if cand.semantic_score is None else round(cand.semantic_score, 4),
+                coverage=round(cov, 3),
+                conversation_id=row.get("conversation_id"),
+                project=row.get("project"),
+                role=row.get("role"),
             )
-            for score, cand, row in ranked
+            for score, cand, row, cov in ranked
         ]
+
+    def _title_tokens(self, snap: Snapshot, row: dict[str, Any]) -> list[str]:
+        key = f"{row['title']}\n{row['heading'] or ''}"
+        if key not in snap.title_tokens:
+            snap.title_tokens[key] = self.tokenizer.tokenize(key)
+        return snap.title_tokens[key]
 
     # --- documents ----------------------------------------------------------------------------
     def get(self, ref: str) -> Section:
@@ -280,6 +348,7 @@ class SearchEngine:
             "chunks": manifest and manifest.get("chunks"),
             "embed_model": self.embedder.model_id,
             "embedder_error": self.embedder.health(),
+            "calibration": self.calibration_status,
             "ranking": self.params.model_dump(mode="json"),
         }
         if manifest is not None:

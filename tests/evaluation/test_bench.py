@@ -16,9 +16,10 @@ import pytest
 from eval import bench
 from eval.beir import BeirError, load_beir, passage_text
 from eval.metrics import METRICS, evaluate, hit_at_k, ndcg_at_k, reciprocal_rank, score_query
+from hippo_core.ranking import RankingParams
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "beir-tiny"
-LANES = ("lexical", "semantic", "fused", bench.NO_FLOOR)
+LANES = ("lexical", "semantic", "fused", *bench.DIAGNOSTICS)
 
 
 # --- metrics, by hand ---------------------------------------------------------------------------
@@ -94,7 +95,10 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def results(cache: Path) -> dict[str, bench.BenchResult]:
     """Whole-corpus run first (embeds the fixture), then per-conversation (all from cache)."""
-    whole = bench.run_benchmark(TINY, bench.BenchOptions(cache=cache, by="category"))
+    options = bench.BenchOptions(
+        cache=cache, by="category", variants={"same": RankingParams(), "k60": RankingParams(rrf_k=60)}
+    )
+    whole = bench.run_benchmark(TINY, options)
     per_conv = bench.run_benchmark(TINY, bench.BenchOptions(cache=cache, per_conversation=True))
     return {"whole": whole, "per_conv": per_conv}
 
@@ -149,6 +153,24 @@ def test_fused_respects_the_semantic_floor(results: dict[str, bench.BenchResult]
         assert len(ids) <= len(results["whole"].runs[bench.NO_FLOOR][qid])
     assert 0 <= report["zero_results"]["fused"] <= report["queries"]["evaluated"]
     assert set(report["groups"]) == {"cross-lingual", "multi-hop", "single-hop"}
+    # on 12 docs Chroma's HNSW search is exact
+    assert report["fusion"]["hnsw_top10_overlap_mean"] == 1.0
+
+
+def test_variants_reuse_the_same_lanes(results: dict[str, bench.BenchResult]) -> None:
+    runs = results["whole"].runs
+    assert runs["variant:same"] == runs["fused"]  # same params, same lane results → same fused list
+    assert set(runs["variant:k60"]) == set(runs["fused"])
+    assert results["whole"].report["variants"] == {"same": {}, "k60": {"rrf_k": 60}}
+
+
+def test_parse_variant() -> None:
+    name, params = bench.parse_variant("k60:rrf_k=60,lexical_weight=1,semantic_floor=-1", RankingParams())
+    assert name == "k60"
+    assert (params.rrf_k, params.lexical_weight, params.semantic_floor) == (60, 1.0, -1.0)
+    for bad in ("k60", "k60:", "x:nope=1", "x:rrf_k=0"):
+        with pytest.raises(ValueError, match="--variant"):
+            bench.parse_variant(bad, RankingParams())
 
 
 def test_cli_prints_markdown_and_writes_json(

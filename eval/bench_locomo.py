@@ -1,0 +1,257 @@
+"""LoCoMo evidence recall through the product's conversation path.
+
+    python -m eval.bench_locomo ../shared/eval-data/locomo-dev [--max-queries N] [--json out.json]
+
+Each LoCoMo `conv` becomes one conversation of a claude.ai-style export ZIP (each session a day, each
+turn a message whose id is the corpus id), written to a temp folder and loaded exactly as a user's
+export is: the `claude_ai_export` dlt asset, `conversation_chunks`, then `chunks`, `embeddings` and
+`lexical_index`. Each question is searched inside its own conversation (path prefix
+`conversations/<conv>`, lane `conversations`) in lexical, semantic and hybrid mode, once on an index
+with segments and once without. A result counts as evidence when it is an evidence turn or a segment
+that contains one, so segment rows are coarser hits: the report gives their mean size.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import statistics
+import sys
+import tempfile
+import time
+import zipfile
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+from dagster import DagsterInstance, materialize
+
+DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
+MODES = {"lexical": "lexical", "semantic": "semantic", "fused": "hybrid"}
+
+
+def _session_start(date: str) -> dt.datetime:
+    """LoCoMo dates look like '1:56 pm on 8 May, 2023'."""
+    return dt.datetime.strptime(date.replace(" on ", " ").upper(), "%I:%M %p %d %B, %Y").replace(
+        tzinfo=dt.UTC
+    )
+
+
+def locomo_export(
+    folder: Path,
+) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, set[str]]]:
+    """(claude.ai-style conversations, queries by id, evidence ids by query id)."""
+    turns = [
+        json.loads(line)
+        for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    ]
+    by_conv: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for turn in turns:
+        by_conv[turn["conv"]].append(turn)
+    export = []
+    for conv, rows in sorted(by_conv.items()):
+        rows.sort(key=lambda r: (r["session"], int(r["dia_id"].rsplit(":", 1)[-1])))
+        speakers = list(dict.fromkeys(r["speaker"] for r in rows))
+        messages = []
+        for n, row in enumerate(rows):
+            # One minute per turn inside a session; sessions are days apart, so segments never span two.
+            stamp = _session_start(row["date"]) + dt.timedelta(minutes=int(row["dia_id"].rsplit(":", 1)[-1]))
+            messages.append(
+                {
+                    "uuid": row["_id"],
+                    "text": row["text"],
+                    "sender": "human" if row["speaker"] == speakers[0] else "assistant",
+                    "created_at": stamp.isoformat(),
+                    "index": n,
+                }
+            )
+        export.append({"uuid": conv, "name": f"LoCoMo {conv}", "chat_messages": messages})
+    queries = {}
+    for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines():
+        if line:
+            q = json.loads(line)
+            queries[q["_id"]] = q
+    qrels: dict[str, set[str]] = defaultdict(set)
+    for line in (folder / "qrels.tsv").read_text(encoding="utf-8").splitlines()[1:]:
+        qid, doc, score = line.split("\t")
+        if int(score) > 0:
+            qrels[qid].add(doc)
+    return export, queries, dict(qrels)
+
+
+def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path) -> Any:
+    """Load the export through the dlt asset and index it; returns the HippoSettings of that index."""
+    from hippo_assets.definitions import ASSET_CHECKS, ASSETS
+    from hippo_assets.memory import claude_ai_export, conversation_chunks
+    from hippo_cli.vault_init import init_vault
+    from hippo_core.settings import HippoSettings
+    from hippo_resources import build_resources
+    from hippo_resources.conversation_store import memory_resources
+
+    zip_path = work / "claude-locomo.zip"
+    if not zip_path.exists():
+        with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("conversations.json", json.dumps(export, ensure_ascii=False))
+    home = work / ("home-segments" if segments else "home-messages")
+    vault = work / "vault"
+    if not vault.exists():
+        init_vault(vault)
+    settings = HippoSettings(vault=vault, home=home, embed_cache_path=cache.expanduser())
+    resources = {
+        **build_resources(settings),
+        **memory_resources(settings, {"HIPPO_EXPORTS": str(work / "none")}),
+    }
+    config = {
+        "ops": {
+            "claude_ai_ingest": {"config": {"paths": [str(zip_path)]}},
+            "conversation_chunks": {"config": {"segments": segments}},
+        }
+    }
+    instance = DagsterInstance.ephemeral()
+    loaded = materialize(
+        [claude_ai_export, conversation_chunks], resources=resources, instance=instance, run_config=config
+    )
+    indexed = materialize([*ASSETS, *ASSET_CHECKS], resources=resources, instance=instance)
+    if not (loaded.success and indexed.success):
+        raise RuntimeError("the LoCoMo build failed")
+    return settings
+
+
+def evaluate(
+    settings: Any, queries: dict[str, dict[str, Any]], qrels: dict[str, set[str]], limit: int = 10
+) -> dict[str, Any]:
+    from hippo_server.app import engine_from_settings
+    from hippo_server.schemas import SearchRequest
+
+    engine = engine_from_settings(settings)
+    engine.ledger = None  # a benchmark is not a user's query log
+    chunks = pl.read_parquet(settings.chunks_dir / "chunks.parquet").filter(pl.col("lane") == "conversations")
+    msgs = pl.read_parquet(settings.chunks_dir / "messages.parquet")
+    ids_at = {(r["conversation_id"], r["position"]): r["message_id"] for r in msgs.iter_rows(named=True)}
+    segs = (
+        pl.read_parquet(settings.chunks_dir / "segments.parquet")
+        if (settings.chunks_dir / "segments.parquet").exists()
+        else None
+    )
+    covers: dict[str, set[str]] = {}
+    for row in chunks.select("anchor", "conversation_id", "position").unique().iter_rows(named=True):
+        if "#m" in row["anchor"]:
+            covers[row["anchor"]] = {ids_at[(row["conversation_id"], row["position"])]}
+    seg_sizes = []
+    if segs is not None and segs.height:
+        for seg in segs.iter_rows(named=True):
+            anchor = f"conversations/{seg['conversation_id']}#s{seg['segment']}"
+            covers[anchor] = {
+                ids_at[(seg["conversation_id"], p)]
+                for p in range(seg["first_position"], seg["last_position"] + 1)
+            }
+            if anchor in set(chunks["anchor"].to_list()):
+                seg_sizes.append(len(covers[anchor]))
+    out: dict[str, Any] = {
+        "chunks": chunks.height,
+        "mean_segment_messages": round(statistics.mean(seg_sizes), 2) if seg_sizes else None,
+    }
+    for lane, mode in MODES.items():
+        hit1 = hit10 = rr = 0.0
+        latencies = []
+        for qid, q in queries.items():
+            relevant = qrels[qid]
+            started = time.perf_counter()
+            response = engine.search(
+                SearchRequest(query=q["text"][:900], limit=limit, lanes=["conversations"], path_prefix=f"conversations/{q['conv']}", mode=mode),
+                log=False,
+            )  # fmt: skip
+            latencies.append(time.perf_counter() - started)
+            rank = next(
+                (i for i, h in enumerate(response.results, 1) if covers.get(h.anchor, set()) & relevant), None
+            )
+            hit1 += rank == 1
+            hit10 += rank is not None and rank <= 10
+            rr += 1.0 / rank if rank else 0.0
+        n = len(queries)
+        latencies.sort()
+        out[lane] = {
+            "hit@1": round(hit1 / n, 4),
+            "hit@10": round(hit10 / n, 4),
+            "mrr@10": round(rr / n, 4),
+            "p50_ms": round(1000 * latencies[n // 2], 1),
+            "p95_ms": round(1000 * latencies[int(n * 0.95)], 1),
+        }
+    return out
+
+
+def run(
+    folder: Path, max_queries: int | None = None, cache: Path = DEFAULT_CACHE, work: Path | None = None
+) -> dict[str, Any]:
+    export, queries, qrels = locomo_export(folder)
+    evaluable = {qid: q for qid, q in queries.items() if qrels.get(qid)}
+    if max_queries:
+        evaluable = dict(list(evaluable.items())[:max_queries])
+    report: dict[str, Any] = {
+        "dataset": folder.name,
+        "conversations": len(export),
+        "messages": sum(len(c["chat_messages"]) for c in export),
+        "queries": len(evaluable),
+    }
+    with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
+        base = work or Path(tmp)
+        base.mkdir(parents=True, exist_ok=True)
+        for segments in (False, True):
+            started = time.monotonic()
+            settings = build(export, base, segments, cache)
+            build_s = round(time.monotonic() - started, 1)
+            result = evaluate(settings, evaluable, qrels)
+            result["build_seconds"] = build_s
+            report["with_segments" if segments else "messages_only"] = result
+    return report
+
+
+def render(report: dict[str, Any]) -> str:
+    lines = [
+        f"LoCoMo evidence recall ({report['dataset']}: {report['conversations']} conversations, "
+        f"{report['messages']} messages, {report['queries']} questions; search inside each question's conversation)",
+        "",
+        "| index | lane | Hit@1 | Hit@10 | MRR@10 | p50 ms | p95 ms |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for key, label in (("messages_only", "messages"), ("with_segments", "messages + segments")):
+        for lane in MODES:
+            m = report[key][lane]
+            lines.append(
+                f"| {label} | {lane} | {m['hit@1']:.3f} | {m['hit@10']:.3f} | {m['mrr@10']:.3f} | {m['p50_ms']} | {m['p95_ms']} |"
+            )
+    seg = report["with_segments"]
+    lines += [
+        "",
+        f"Segments hold {seg['mean_segment_messages']} messages on average; a segment hit counts when it contains an evidence turn.",
+    ]
+    lines += [
+        f"Build: {report['messages_only']['build_seconds']} s (messages), {seg['build_seconds']} s (with segments)."
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.bench_locomo", description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--max-queries", type=int)
+    parser.add_argument(
+        "--cache", type=Path, default=DEFAULT_CACHE, help="embedding cache (re-runs embed nothing)"
+    )
+    parser.add_argument("--json", type=Path, help="also write the report as JSON")
+    args = parser.parse_args(argv)
+    if not (args.folder / "corpus.jsonl").is_file():
+        print(f"bench_locomo: no corpus.jsonl in {args.folder}", file=sys.stderr)
+        return 2
+    report = run(args.folder, args.max_queries, args.cache)
+    print(render(report))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

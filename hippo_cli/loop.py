@@ -1,0 +1,196 @@
+"""`hippo review`, `hippo approve CARD` and `hippo run --job NAME`: the compile loop from the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any, TextIO
+
+from hippo_core import approvals
+from hippo_core.cards import fingerprint
+from hippo_core.settings import HippoSettings
+from hippo_resources import Vault
+
+SUMMARY = (
+    "cards",
+    "compiler",
+    "llm_calls",
+    "total_tokens",
+    "judged",
+    "passed",
+    "failed",
+    "requested",
+    "promoted",
+    "rejected",
+    "proposals",
+    "archived",
+    "inbox_released",
+    "dry_run",
+    "skipped",
+)
+
+
+def _lines(vault: Vault) -> list[approvals.ApprovalLine]:
+    from hippo_assets.vault_io import read_text
+    from hippo_core.vault_layout import APPROVALS
+
+    out = []
+    for rel in vault.markdown_files():
+        if rel.startswith(APPROVALS + "/"):
+            out += approvals.parse(rel, read_text(vault, rel))
+    return out
+
+
+def review(settings: HippoSettings, as_json: bool = False, out: TextIO = sys.stdout) -> int:
+    """Approvals waiting for a tick, and the gate failures of cards still in staging."""
+    from hippo_assets.compile import latest_verdicts
+    from hippo_assets.vault_io import read_text, staged_cards
+
+    vault = Vault(root=str(settings.vault))
+    vault.check_exists()
+    waiting = []
+    for ln in _lines(vault):
+        if ln.outcome is not None:
+            continue  # already acted on
+        changed = not vault.exists(ln.card) or fingerprint(read_text(vault, ln.card)) != ln.fingerprint
+        waiting.append(
+            {**ln.model_dump(include={"card", "title", "file", "ticked", "fingerprint"}), "changed": changed}
+        )
+    verdicts = latest_verdicts(vault)
+    cards, unreadable = staged_cards(vault)
+    failures = []
+    for card in cards:
+        v = verdicts.get(card.path)
+        if v and not v["passed"]:
+            failures.append(
+                {
+                    "card": card.path,
+                    "gates": v["failed_gates"],
+                    "citations": [c for c in v["citations"] if not c["ok"]],
+                    "judge": v["judge"],
+                    "stale": v["fingerprint"] != fingerprint(card.text),
+                }
+            )
+    if as_json:
+        print(
+            json.dumps(
+                {"waiting": waiting, "gate_failures": failures, "unreadable": unreadable},
+                ensure_ascii=False,
+                indent=2,
+            ),
+            file=out,
+        )
+        return 0
+    print(f"Waiting for approval ({len(waiting)}):", file=out)
+    for w in waiting:
+        box = "[x]" if w["ticked"] else "[ ]"
+        note = "  (changed since proposed: the tick will be rejected)" if w["changed"] else ""
+        print(f"  {box} {w['card']}  {w['title']}{note}", file=out)
+    print(f"Gate failures ({len(failures)}):", file=out)
+    for f in failures:
+        print(f"  {f['card']}", file=out)
+        for g in f["gates"]:
+            print(f"    gate {g['gate']}: {g['why']}", file=out)
+        for c in f["citations"]:
+            print(f"    citation {c['anchor']}: {c['reason']}", file=out)
+        judge = f["judge"]
+        if judge.get("decision") != "accept":
+            print(
+                f"    judge ({judge.get('by')}): {judge.get('decision')}: {'; '.join(judge.get('reasons') or [])}",
+                file=out,
+            )
+    for u in unreadable:
+        print(f"  unreadable card {u['card']}: {u['error']}", file=out)
+    return 0
+
+
+def approve(settings: HippoSettings, card: str, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Tick the open box of a card (path, slug or title), exactly as a person would in Obsidian."""
+    from hippo_assets.vault_io import read_text
+
+    vault = Vault(root=str(settings.vault))
+    vault.check_exists()
+    want = card.strip().lower().removesuffix(".md")
+    open_lines = [ln for ln in _lines(vault) if not ln.ticked and ln.outcome is None]
+    hits = [
+        ln
+        for ln in open_lines
+        if want
+        in (
+            ln.card.lower().removesuffix(".md"),
+            ln.card.rsplit("/", 1)[-1].lower().removesuffix(".md"),
+            ln.title.lower(),
+        )
+    ]
+    if not hits:
+        print(f"hippo approve: no open approval for {card!r} (see `hippo review`)", file=err)
+        return 2
+    if len({ln.card for ln in hits}) > 1:
+        print(
+            f"hippo approve: {card!r} matches several cards: {', '.join(sorted({ln.card for ln in hits}))}",
+            file=err,
+        )
+        return 2
+    line = hits[-1]
+    vault.write_text(line.file, approvals.tick(read_text(vault, line.file), line.line_no))
+    print(
+        f"approved {line.card} in {line.file}; promotion runs with the approvals sensor or "
+        "`hippo run --job promote_job`",
+        file=out,
+    )
+    if not vault.exists(line.card) or fingerprint(read_text(vault, line.card)) != line.fingerprint:
+        print(
+            "warning: the card changed since it was proposed; promotion will reject this approval", file=err
+        )
+    return 0
+
+
+def run_job(settings: HippoSettings, name: str, instance: Any, out: TextIO = sys.stderr) -> int:
+    """Run a job (or the job of a schedule) now, in-process on the instance. A partitioned compile runs once
+    per pending source; with nothing pending it makes no run and no LLM call."""
+    from hippo_assets.compile import source_documents
+    from hippo_assets.definitions import build_definitions
+    from hippo_assets.loop_jobs import schedule_job_names
+    from hippo_core.compile_queue import PARTITIONS, partition_key_for
+    from sensors.compile import pending_sources
+
+    defs = build_definitions(settings)
+    job_name = schedule_job_names().get(name, name)
+    names = sorted(j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__"))
+    if job_name not in names:
+        print(
+            f"hippo run: no job or schedule {name!r}; jobs: {', '.join(names)}; schedules: "
+            f"{', '.join(sorted(schedule_job_names()))}",
+            file=out,
+        )
+        return 2
+    job = defs.resolve_job_def(job_name)
+    if job.partitions_def == source_documents:
+        vault = Vault(root=str(settings.vault))
+        keys = [partition_key_for(rel) for rel, _ in pending_sources(vault)]
+        if not keys:
+            print(
+                "nothing to compile: every source is compiled at its current content (no LLM call)", file=out
+            )
+            return 0
+        instance.add_dynamic_partitions(PARTITIONS, keys)
+        results = [
+            (k, job.execute_in_process(instance=instance, partition_key=k, raise_on_error=False))
+            for k in keys
+        ]
+    else:
+        results = [("", job.execute_in_process(instance=instance, raise_on_error=False))]
+    ok = True
+    for key, result in results:
+        for event in result.get_asset_materialization_events():
+            mat = event.materialization
+            meta = {
+                k: getattr(mat.metadata[k], "value", mat.metadata[k]) for k in SUMMARY if k in mat.metadata
+            }
+            label = f"{mat.asset_key.to_user_string()}" + (f"[{key}]" if key else "")
+            print(f"✔ {label} {' '.join(f'{k}={v}' for k, v in meta.items())}", file=out)
+        for check in result.get_asset_check_evaluations():
+            print(f"{'✔' if check.passed else '✗'} check {check.check_name}", file=out)
+        ok &= result.success
+        print(f"Run {result.run_id} {'succeeded' if result.success else 'FAILED'}", file=out)
+    return 0 if ok else 1

@@ -1,0 +1,44 @@
+"""The compile queue: which source copies still need compiling, keyed by partition and content hash."""
+
+from __future__ import annotations
+
+import json
+
+from hippo_core import frontmatter
+from hippo_core.sources import body_hash
+from hippo_core.vault_layout import SOURCES, SYSTEM
+
+COMPILE_LOG = f"{SYSTEM}/compile/log.jsonl"
+PARTITIONS = "source_documents"
+
+
+def partition_key_for(source_path: str) -> str:
+    """One partition per source copy: its file name without folder and suffix."""
+    return source_path.removeprefix(SOURCES + "/").removesuffix(".md")
+
+
+def source_for(key: str) -> str:
+    return f"{SOURCES}/{key}.md"
+
+
+def is_source_copy(rel: str) -> bool:
+    return rel.startswith(SOURCES + "/") and rel.count("/") == 1 and rel.endswith(".md")
+
+
+def source_digest(text: str) -> str:
+    """The source's declared sha256 (ingest copies), or the hash of its body (sources filed by hand)."""
+    raw, body = frontmatter.split(text)
+    declared = frontmatter.parse_mapping(raw).get("sha256")
+    return str(declared) if declared else body_hash(body)
+
+
+def compiled(log_text: str) -> set[tuple[str, str]]:
+    """(source, sha256) pairs the compile log says are done."""
+    out = set()
+    for line in log_text.splitlines():
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        out.add((str(r.get("source", "")), str(r.get("sha256", ""))))
+    return out

@@ -1,0 +1,109 @@
+"""Where agent conversations come from and where dlt loads them (embedded parquet, or PostgreSQL).
+
+One machine needs no server: dlt's `filesystem` destination writes parquet under HIPPO_HOME. When
+HIPPO_PG_DSN is set, the same pipelines load into PostgreSQL instead. dlt keeps its incremental state
+(file offsets, messages already loaded) in the destination, so it survives a lost working folder.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import dlt
+import polars as pl
+from dagster import ConfigurableResource
+from dagster_dlt import DagsterDltResource
+
+from hippo_core.settings import HippoSettings
+
+TABLES = ("conversations", "messages")
+SOURCES = ("claude_code", "codex", "chatgpt", "claude_ai")
+
+
+class ConversationStore(ConfigurableResource):
+    root: str
+    claude_projects: str = str(Path("~/.claude/projects").expanduser())
+    codex_home: str = str(Path("~/.codex").expanduser())
+    exports_dir: str = ""
+    pg_dsn: str | None = None
+
+    @property
+    def path(self) -> Path:
+        return Path(self.root)
+
+    def dataset(self, source: str) -> str:
+        return f"hippo_conversations_{source}"
+
+    def pipeline(self, source: str) -> dlt.Pipeline:
+        """The dlt pipeline of one source format; its state lives with the data it loaded."""
+        if self.pg_dsn:
+            destination = dlt.destinations.postgres(credentials=self.pg_dsn)
+        else:
+            destination = dlt.destinations.filesystem(bucket_url=(self.path / "dlt").resolve().as_uri())
+        return dlt.pipeline(
+            pipeline_name=f"hippo_{source}",
+            pipelines_dir=str(self.path / "pipelines"),
+            destination=destination,
+            dataset_name=self.dataset(source),
+            progress="log",
+        )
+
+    def read(self, table: str, source: str | None = None) -> pl.DataFrame:
+        """Every row dlt has loaded into `table` (all sources unless one is named); empty if none yet."""
+        frames = []
+        for src in [source] if source else SOURCES:
+            frame = self._read_pg(src, table) if self.pg_dsn else self._read_files(src, table)
+            if frame.height:
+                frames.append(frame.with_columns(pl.lit(src).alias("_source_format")))
+        return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
+
+    def _read_files(self, source: str, table: str) -> pl.DataFrame:
+        folder = self.path / "dlt" / self.dataset(source) / table
+        files = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+        frames = [_as_text_times(pl.read_parquet(f)) for f in files]
+        return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
+
+    def _read_pg(self, source: str, table: str) -> pl.DataFrame:
+        import psycopg2
+
+        with psycopg2.connect(self.pg_dsn) as conn, conn.cursor() as cur:
+            cur.execute(
+                "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = %s",
+                (self.dataset(source), table),
+            )
+            if cur.fetchone() is None:
+                return pl.DataFrame()
+            cur.execute(f'SELECT * FROM "{self.dataset(source)}"."{table}"')
+            cols = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+        return _as_text_times(pl.DataFrame(rows, schema=cols, orient="row", infer_schema_length=None))
+
+
+def _as_text_times(frame: pl.DataFrame) -> pl.DataFrame:
+    """dlt types ISO strings as timestamps; the records keep them as ISO 8601 UTC text."""
+    return frame.with_columns(
+        pl.col(name).dt.convert_time_zone("UTC").dt.strftime("%Y-%m-%dT%H:%M:%S+00:00")
+        if getattr(dtype, "time_zone", None)
+        else pl.col(name).dt.strftime("%Y-%m-%dT%H:%M:%S+00:00")
+        for name, dtype in frame.schema.items()
+        if isinstance(dtype, pl.Datetime)
+    )
+
+
+def memory_resources(settings: HippoSettings, env: Mapping[str, str] | None = None) -> dict[str, object]:
+    """The resources the `memory` group adds: the conversation store and dagster-dlt's runner.
+
+    HIPPO_CLAUDE_PROJECTS, HIPPO_CODEX_HOME, HIPPO_EXPORTS and HIPPO_PG_DSN override the defaults.
+    """
+    env = os.environ if env is None else env
+    home = settings.home.resolve()
+    store = ConversationStore(
+        root=str(home / "conversations"),
+        claude_projects=env.get("HIPPO_CLAUDE_PROJECTS") or str(Path("~/.claude/projects").expanduser()),
+        codex_home=env.get("HIPPO_CODEX_HOME") or str(Path("~/.codex").expanduser()),
+        exports_dir=env.get("HIPPO_EXPORTS") or str(home / "exports"),
+        pg_dsn=env.get("HIPPO_PG_DSN") or None,
+    )
+    return {"conversation_store": store, "dlt": DagsterDltResource()}

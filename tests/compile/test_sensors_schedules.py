@@ -1,0 +1,114 @@
+"""The compile and approvals sensors, and the loop's schedules (local time, configurable, visible in Definitions)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dagster import (
+    DagsterInstance,
+    RunRequest,
+    SensorResult,
+    SkipReason,
+    build_schedule_context,
+    build_sensor_context,
+)
+
+from hippo_assets.definitions import build_definitions
+from hippo_assets.loop_jobs import build_loop_schedules
+from hippo_core import approvals
+from hippo_core.compile_queue import PARTITIONS
+from hippo_core.settings import HippoSettings
+from hippo_resources import Vault
+from sensors.approvals import build_approvals_sensor
+from sensors.compile import build_compile_sensor
+from tests.compile.conftest import compile_source, promote
+from tests.conftest import make_vault
+
+
+def _settings(tmp_path: Path, embed_cache: Path) -> HippoSettings:
+    return HippoSettings(
+        vault=make_vault(tmp_path, with_inbox=False), home=tmp_path / "home", embed_cache_path=embed_cache
+    )
+
+
+def test_compile_sensor_adds_partitions_and_requests_each_pending_source(
+    tmp_path: Path, embed_cache: Path
+) -> None:
+    settings = _settings(tmp_path, embed_cache)
+    instance = DagsterInstance.ephemeral()
+    sensor = build_compile_sensor("compile_job")
+    vault = Vault(root=str(settings.vault))
+    result = sensor(build_sensor_context(instance=instance, resources={"vault": vault}))
+    assert isinstance(result, SensorResult)
+    [add] = result.dynamic_partitions_requests
+    assert add.partition_keys == ["kiwi-notes"]
+    [request] = result.run_requests
+    assert request.partition_key == "kiwi-notes" and request.run_key.startswith("compile-kiwi-notes-")
+    assert compile_source(settings, instance, "10-sources/kiwi-notes.md").success
+    assert isinstance(sensor(build_sensor_context(instance=instance, resources={"vault": vault})), SkipReason)
+    # an edited source is compiled again (new content → new run key)
+    src = settings.vault / "10-sources" / "kiwi-notes.md"
+    src.write_text(src.read_text(encoding="utf-8") + "\n형태소 분석 결과는 캐시한다.\n", encoding="utf-8")
+    again = sensor(build_sensor_context(instance=instance, resources={"vault": vault}))
+    assert isinstance(again, SensorResult) and not again.dynamic_partitions_requests
+    assert again.run_requests[0].run_key != request.run_key
+
+
+def test_approvals_sensor_notices_ticked_boxes_once(tmp_path: Path, embed_cache: Path) -> None:
+    settings = _settings(tmp_path, embed_cache)
+    instance = DagsterInstance.ephemeral()
+    assert compile_source(settings, instance, "10-sources/kiwi-notes.md").success
+    sensor = build_approvals_sensor("promote_job")
+    ctx = lambda: build_sensor_context(resources={"vault": Vault(root=str(settings.vault))})  # noqa: E731
+    assert isinstance(sensor(ctx()), SkipReason)
+    [f] = (settings.vault / "30-reviews" / "approvals").glob("*.md")
+    f.write_text(
+        approvals.tick(
+            f.read_text(encoding="utf-8"), approvals.parse("f", f.read_text(encoding="utf-8"))[0].line_no
+        ),
+        encoding="utf-8",
+    )
+    request = sensor(ctx())
+    assert isinstance(request, RunRequest) and request.run_key.startswith("approvals-")
+    assert sensor(ctx()).run_key == request.run_key  # same ticks → same key → one run
+    assert promote(settings, instance).success
+    assert isinstance(sensor(ctx()), SkipReason)  # the outcome is on the line now
+
+
+def test_schedules_local_time_configurable_and_compile_schedule_requests_partitions(
+    tmp_path: Path, embed_cache: Path
+) -> None:
+    settings = _settings(tmp_path, embed_cache)
+    defs = build_definitions(settings, timezone="Asia/Seoul")
+    got = {s.name: (s.cron_schedule, s.execution_timezone, s.job_name) for s in defs.schedules}
+    assert got["nightly_janitor"] == ("30 1 * * *", "Asia/Seoul", "janitor_job")
+    assert got["nightly_compile"] == ("45 1 * * *", "Asia/Seoul", "compile_job")
+    assert got["nightly_index_pages"] == ("25 3 * * *", "Asia/Seoul", "index_pages_job")
+    assert got["approval_rounds"] == ("0 9,21 * * *", "Asia/Seoul", "promote_job")
+    assert {s.name for s in defs.sensors} >= {"inbox_sensor", "compile_sensor", "approvals_sensor"}
+    custom = {
+        s.name: s.cron_schedule for s in build_loop_schedules("UTC", {"HIPPO_CRON_COMPILE": "5 2 * * *"})
+    }
+    assert custom["nightly_compile"] == "5 2 * * *"
+
+    [compile_schedule] = [s for s in defs.schedules if s.name == "nightly_compile"]
+    repo = defs.get_repository_def()  # before the test instance exists: Dagster caches its load context
+    (tmp_path / "dagster").mkdir()
+    with DagsterInstance.local_temp(str(tmp_path / "dagster")) as instance:
+        _compile_schedule_ticks(settings, compile_schedule, instance, repo)
+
+
+def _compile_schedule_ticks(
+    settings: HippoSettings, compile_schedule, instance: DagsterInstance, repo
+) -> None:  # noqa: ANN001
+    vault = Vault(root=str(settings.vault))
+    requests = compile_schedule.evaluate_tick(
+        build_schedule_context(instance=instance, resources={"vault": vault}, repository_def=repo)
+    ).run_requests
+    assert [r.partition_key for r in requests] == ["kiwi-notes"]
+    assert instance.get_dynamic_partitions(PARTITIONS) == ["kiwi-notes"]
+    assert compile_source(settings, instance, "10-sources/kiwi-notes.md").success
+    empty = compile_schedule.evaluate_tick(
+        build_schedule_context(instance=instance, resources={"vault": vault}, repository_def=repo)
+    )
+    assert not empty.run_requests and "no LLM call" in (empty.skip_message or "")
