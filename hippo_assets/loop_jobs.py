@@ -29,7 +29,7 @@ from hippo_assets.compile import (
 from hippo_assets.janitor import janitor
 from hippo_assets.publish import canonical_sectors_match, canonical_wiki, index_pages
 from hippo_core.compile_queue import PARTITIONS
-from hippo_resources import Vault
+from hippo_resources import Ledger, Vault
 from sensors.approvals import build_approvals_sensor
 from sensors.compile import build_compile_sensor, compile_requests
 
@@ -80,9 +80,9 @@ def build_loop_schedules(tz: str, env: Mapping[str, str] | None = None) -> list:
         default_status=DefaultScheduleStatus.RUNNING,
         description="Compile every source not compiled at its current content (one run per source partition).",
     )
-    def nightly_compile(context: ScheduleEvaluationContext, vault: Vault):
+    def nightly_compile(context: ScheduleEvaluationContext, vault: Vault, ledger: Ledger):
         known = set(context.instance.get_dynamic_partitions(PARTITIONS))
-        new_keys, requests = compile_requests(vault, known)
+        new_keys, requests = compile_requests(vault, known, ledger)
         if new_keys:
             context.instance.add_dynamic_partitions(PARTITIONS, new_keys)
         return requests or SkipReason("every source is compiled: no LLM call")

@@ -167,7 +167,7 @@ def run_job(settings: HippoSettings, name: str, instance: Any, out: TextIO = sys
     job = defs.resolve_job_def(job_name)
     if job.partitions_def == source_documents:
         vault = Vault(root=str(settings.vault))
-        keys = [partition_key_for(rel) for rel, _ in pending_sources(vault)]
+        keys = [partition_key_for(rel) for rel, _, _ in pending_sources(vault)]
         if not keys:
             print(
                 "nothing to compile: every source is compiled at its current content (no LLM call)", file=out

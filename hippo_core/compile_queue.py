@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 
 from hippo_core import frontmatter
 from hippo_core.sources import body_hash
@@ -42,3 +43,22 @@ def compiled(log_text: str) -> set[tuple[str, str]]:
             continue
         out.add((str(r.get("source", "")), str(r.get("sha256", ""))))
     return out
+
+
+def gap_relevance(source_tokens: Sequence[str], gap_term_sets: Sequence[set[str]]) -> float:
+    """How much of the best-matching open gap a source covers (0..1): a card from it could fill that gap."""
+    present = set(source_tokens)
+    return max((len(terms & present) / len(terms) for terms in gap_term_sets if terms), default=0.0)
+
+
+def order_by_gaps(
+    pending: Sequence[tuple[str, str, str]],
+    gap_queries: Sequence[str],
+    tokenize: Callable[[str], list[str]],
+) -> list[tuple[str, str, float]]:
+    """Pending (path, digest, text) ordered so sources that could fill open gaps compile first."""
+    gap_terms = [{t for t in tokenize(q) if not t.startswith("\u1d47")} for q in gap_queries]
+    scored = [
+        (rel, digest, round(gap_relevance(tokenize(text), gap_terms), 3)) for rel, digest, text in pending
+    ]
+    return sorted(scored, key=lambda r: (-r[2], r[0]))

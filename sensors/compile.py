@@ -13,40 +13,52 @@ from hippo_core.compile_queue import (
     PARTITIONS,
     compiled,
     is_source_copy,
+    order_by_gaps,
     partition_key_for,
     source_digest,
 )
 from hippo_core.text_input import decode_utf8
-from hippo_resources import Vault
+from hippo_core.tokenize import Tokenizer
+from hippo_resources import Ledger, Vault
 
 
-def pending_sources(vault: Vault) -> list[tuple[str, str]]:
-    """(source path, digest) of every source copy not compiled at its current content."""
+def pending_sources(vault: Vault) -> list[tuple[str, str, str]]:
+    """(source path, digest, text) of every source copy not compiled at its current content."""
     done = compiled(vault.read_bytes(COMPILE_LOG).decode("utf-8")) if vault.exists(COMPILE_LOG) else set()
     out = []
     for rel in vault.markdown_files():
         if not is_source_copy(rel):
             continue
         try:
-            digest = source_digest(decode_utf8(vault.read_bytes(rel), rel))
+            text = decode_utf8(vault.read_bytes(rel), rel)
+            digest = source_digest(text)
         except Exception:  # noqa: BLE001 - an unreadable source is reported by ingest's check
             continue
         if (rel, digest) not in done:
-            out.append((rel, digest))
+            out.append((rel, digest, text))
     return out
 
 
-def compile_requests(vault: Vault, known_keys: set[str]) -> tuple[list[str], list[RunRequest]]:
-    """New partition keys to add, and one run request per pending source."""
+def compile_requests(
+    vault: Vault, known_keys: set[str], ledger: Ledger | None = None
+) -> tuple[list[str], list[RunRequest]]:
+    """New partition keys to add, and one run request per pending source — sources that could fill an
+    open knowledge gap (the gap radar's misses) first."""
     pending = pending_sources(vault)
-    new_keys = sorted({partition_key_for(rel) for rel, _ in pending} - known_keys)
+    gap_queries = [g["query"] for g in ledger.gaps("open")] if ledger is not None else []
+    ordered = (
+        order_by_gaps(pending, gap_queries, Tokenizer().tokenize)
+        if gap_queries
+        else [(rel, digest, 0.0) for rel, digest, _ in pending]
+    )
+    new_keys = sorted({partition_key_for(rel) for rel, _, _ in pending} - known_keys)
     requests = [
         RunRequest(
             run_key=f"compile-{partition_key_for(rel)}-{digest[:16]}",
             partition_key=partition_key_for(rel),
-            tags={"hippo/trigger": "compile"},
+            tags={"hippo/trigger": "compile", "hippo/gap_relevance": str(relevance)},
         )
-        for rel, digest in pending
+        for rel, digest, relevance in ordered
     ]
     return new_keys, requests
 
@@ -60,11 +72,13 @@ def build_compile_sensor(job_name: str, minimum_interval_seconds: int = 60):
         description=f"Adds a `{PARTITIONS}` partition for each new source copy and starts `{job_name}` for "
         "sources not compiled at their current content (off by default: the 01:45 schedule compiles nightly).",
     )
-    def compile_sensor(context: SensorEvaluationContext, vault: Vault) -> SensorResult | SkipReason:
+    def compile_sensor(
+        context: SensorEvaluationContext, vault: Vault, ledger: Ledger
+    ) -> SensorResult | SkipReason:
         if not vault.path.is_dir():
             return SkipReason(f"vault not found at {vault.path}")
         known = set(context.instance.get_dynamic_partitions(PARTITIONS))
-        new_keys, requests = compile_requests(vault, known)
+        new_keys, requests = compile_requests(vault, known, ledger)
         if not new_keys and not requests:
             return SkipReason("every source is compiled")
         from dagster import DynamicPartitionsDefinition

@@ -77,7 +77,7 @@ def compile_all(settings: HippoSettings, instance: DagsterInstance, llm: LLM | N
     from hippo_resources import Vault
 
     done = []
-    for src, _ in pending_sources(Vault(root=str(settings.vault))):
+    for src, _, _ in pending_sources(Vault(root=str(settings.vault))):
         assert compile_source(settings, instance, src, llm).success
         done.append(src)
     return done

@@ -18,7 +18,7 @@ from hippo_assets.loop_jobs import build_loop_schedules
 from hippo_core import approvals
 from hippo_core.compile_queue import PARTITIONS
 from hippo_core.settings import HippoSettings
-from hippo_resources import Vault
+from hippo_resources import Ledger, Vault
 from sensors.approvals import build_approvals_sensor
 from sensors.compile import build_compile_sensor
 from tests.compile.conftest import compile_source, promote
@@ -38,20 +38,38 @@ def test_compile_sensor_adds_partitions_and_requests_each_pending_source(
     instance = DagsterInstance.ephemeral()
     sensor = build_compile_sensor("compile_job")
     vault = Vault(root=str(settings.vault))
-    result = sensor(build_sensor_context(instance=instance, resources={"vault": vault}))
+    res = {"vault": vault, "ledger": Ledger(path=str(settings.ledger_path))}
+    result = sensor(build_sensor_context(instance=instance, resources=res))
     assert isinstance(result, SensorResult)
     [add] = result.dynamic_partitions_requests
     assert add.partition_keys == ["kiwi-notes"]
     [request] = result.run_requests
     assert request.partition_key == "kiwi-notes" and request.run_key.startswith("compile-kiwi-notes-")
     assert compile_source(settings, instance, "10-sources/kiwi-notes.md").success
-    assert isinstance(sensor(build_sensor_context(instance=instance, resources={"vault": vault})), SkipReason)
+    assert isinstance(sensor(build_sensor_context(instance=instance, resources=res)), SkipReason)
     # an edited source is compiled again (new content → new run key)
     src = settings.vault / "10-sources" / "kiwi-notes.md"
     src.write_text(src.read_text(encoding="utf-8") + "\n형태소 분석 결과는 캐시한다.\n", encoding="utf-8")
-    again = sensor(build_sensor_context(instance=instance, resources={"vault": vault}))
+    again = sensor(build_sensor_context(instance=instance, resources=res))
     assert isinstance(again, SensorResult) and not again.dynamic_partitions_requests
     assert again.run_requests[0].run_key != request.run_key
+
+
+def test_sources_that_could_fill_an_open_gap_compile_first(tmp_path: Path, embed_cache: Path) -> None:
+    settings = _settings(tmp_path, embed_cache)
+    (settings.vault / "10-sources" / "aa-bicycle.md").write_text(
+        "---\ntitle: Bicycle care\n---\n\n# Bicycle care\n\nOil the bicycle chain every 300 km.\n",
+        encoding="utf-8",
+    )
+    ledger = Ledger(path=str(settings.ledger_path))
+    res = {"vault": Vault(root=str(settings.vault)), "ledger": ledger}
+    sensor = build_compile_sensor("compile_job")
+    plain = sensor(build_sensor_context(instance=DagsterInstance.ephemeral(), resources=res))
+    assert [r.partition_key for r in plain.run_requests] == ["aa-bicycle", "kiwi-notes"]  # by name
+    ledger.record_gap("kiwi 사용자 사전", "Kiwi 사용자 사전은?", "zero-hit", [])
+    gapped = sensor(build_sensor_context(instance=DagsterInstance.ephemeral(), resources=res))
+    assert [r.partition_key for r in gapped.run_requests] == ["kiwi-notes", "aa-bicycle"]
+    assert float(gapped.run_requests[0].tags["hippo/gap_relevance"]) == 1.0
 
 
 def test_approvals_sensor_notices_ticked_boxes_once(tmp_path: Path, embed_cache: Path) -> None:
@@ -101,14 +119,14 @@ def test_schedules_local_time_configurable_and_compile_schedule_requests_partiti
 def _compile_schedule_ticks(
     settings: HippoSettings, compile_schedule, instance: DagsterInstance, repo
 ) -> None:  # noqa: ANN001
-    vault = Vault(root=str(settings.vault))
+    res = {"vault": Vault(root=str(settings.vault)), "ledger": Ledger(path=str(settings.ledger_path))}
     requests = compile_schedule.evaluate_tick(
-        build_schedule_context(instance=instance, resources={"vault": vault}, repository_def=repo)
+        build_schedule_context(instance=instance, resources=res, repository_def=repo)
     ).run_requests
     assert [r.partition_key for r in requests] == ["kiwi-notes"]
     assert instance.get_dynamic_partitions(PARTITIONS) == ["kiwi-notes"]
     assert compile_source(settings, instance, "10-sources/kiwi-notes.md").success
     empty = compile_schedule.evaluate_tick(
-        build_schedule_context(instance=instance, resources={"vault": vault}, repository_def=repo)
+        build_schedule_context(instance=instance, resources=res, repository_def=repo)
     )
     assert not empty.run_requests and "no LLM call" in (empty.skip_message or "")
