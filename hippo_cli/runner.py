@@ -67,9 +67,10 @@ def run_assets(
     selection: str | None,
     instance: DagsterInstance,
     run_config: dict[str, Any] | None = None,
-    out: TextIO = sys.stderr,
+    out: TextIO | None = None,
 ) -> bool:
     """Materialize the selection (default: everything; asset checks included) and report progress."""
+    out = out or sys.stderr  # looked up at call time: test runners swap sys.stderr
     config = {**QUIET_LOGGERS, **(run_config or {})}
     tags = {"hippo/trigger": "cli", "hippo/run_token": uuid.uuid4().hex}
     result: dict[str, Any] = {}

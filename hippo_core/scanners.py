@@ -11,20 +11,10 @@ import re
 
 from pydantic import BaseModel
 
-SECRET_PATTERNS: dict[str, re.Pattern[str]] = {
-    "private_key": re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----"),
-    "anthropic_key": re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"),
-    "openai_key": re.compile(r"\bsk-(?:proj-)?[A-Za-z0-9_\-]{20,}"),
-    "aws_access_key": re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
-    "github_token": re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
-    "slack_token": re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),
-    "google_api_key": re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),
-    "jwt": re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"),
-    "assigned_secret": re.compile(
-        r"(?i)\b(?:password|passwd|secret|api[_-]?key|access[_-]?token|auth[_-]?token)\b\s*[:=]\s*"
-        r"['\"]?[^\s'\"]{8,}"
-    ),
-}
+from hippo_core.scrub import SCRUB_PATTERNS, scrub
+
+# One set of credential shapes for the whole project: the conversation scrubber's (hippo_core.scrub).
+SECRET_PATTERNS: dict[str, re.Pattern[str]] = dict(SCRUB_PATTERNS)
 
 INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     "ignore_instructions": re.compile(
@@ -48,9 +38,12 @@ class Finding(BaseModel):
 
 
 def _scan(text: str, patterns: dict[str, re.Pattern[str]], reveal: bool) -> list[Finding]:
+    """Matches in pattern order; a span already claimed by an earlier (more specific) pattern is not reported twice."""
     found: list[Finding] = []
     for kind, pattern in patterns.items():
         for m in pattern.finditer(text):
+            if any(f.start < m.end() and m.start() < f.end for f in found):
+                continue
             shown = m.group(0) if reveal else f"{m.group(0)[:4]}…({len(m.group(0))} chars)"
             found.append(Finding(kind=kind, start=m.start(), end=m.end(), excerpt=shown[:80]))
     return sorted(found, key=lambda f: (f.start, f.kind))
@@ -66,14 +59,6 @@ def find_injections(text: str) -> list[Finding]:
     return _scan(text, INJECTION_PATTERNS, reveal=True)
 
 
-def redact_secrets(text: str, mask: str = "[REDACTED:{kind}]") -> str:
-    """Replace every secret-shaped span with a marker naming its kind."""
-    spans = find_secrets(text)
-    out, pos = [], 0
-    for f in spans:
-        if f.start < pos:
-            continue  # overlapping pattern (e.g. sk-ant- is also sk-): the first one wins
-        out += [text[pos : f.start], mask.format(kind=f.kind)]
-        pos = f.end
-    out.append(text[pos:])
-    return "".join(out)
+def redact_secrets(text: str) -> str:
+    """Replace every secret-shaped span with `[REDACTED:<kind>]` (the conversation scrubber's rules)."""
+    return scrub(text).text

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel, Field
 
 # Order matters: specific shapes first, so a GitHub token inside an assignment is reported as github.
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+SCRUB_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "private_key",
         re.compile(
@@ -57,7 +57,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 
-KINDS: tuple[str, ...] = tuple(kind for kind, _ in _PATTERNS)
+KINDS: tuple[str, ...] = tuple(kind for kind, _ in SCRUB_PATTERNS)
 
 
 def placeholder(kind: str) -> str:
@@ -83,7 +83,7 @@ def _replacement(kind: str, pattern: re.Pattern[str]):  # noqa: ANN202
     return lambda m: placeholder(kind)
 
 
-_COMPILED = tuple((kind, pattern, _replacement(kind, pattern)) for kind, pattern in _PATTERNS)
+_COMPILED = tuple((kind, pattern, _replacement(kind, pattern)) for kind, pattern in SCRUB_PATTERNS)
 
 
 def scrub(text: str) -> ScrubResult:
