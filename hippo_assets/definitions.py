@@ -85,12 +85,21 @@ def build_definitions(settings: HippoSettings, timezone: str | None = None) -> D
     )
     quality_schedules = [
         ScheduleDefinition(
-            name=name, job=job, cron_schedule=cron, execution_timezone=tz,
-            default_status=DefaultScheduleStatus.RUNNING, description=text,
+            name=name,
+            job=job,
+            cron_schedule=cron,
+            execution_timezone=tz,
+            default_status=DefaultScheduleStatus.RUNNING,
+            description=text,
         )
         for name, job, cron, text in (
             ("nightly_eval", eval_job, "0 3 * * *", "Golden-set metrics; the check blocks on a regression."),
-            ("nightly_gaps", gaps_job, "40 3 * * *", "Replay gaps after the nightly refresh, rewrite the gap queue."),
+            (
+                "nightly_gaps",
+                gaps_job,
+                "40 3 * * *",
+                "Replay gaps after the nightly refresh, rewrite the gap queue.",
+            ),
         )
     ]
     inbox_sensor = build_inbox_sensor(ingest_job.name)

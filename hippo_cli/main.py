@@ -221,7 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser(
-        "eval", help="golden-set harness: validate, run, calibrate, sweep, candidates, probe (= python -m eval)"
+        "eval",
+        help="golden-set harness: validate, run, calibrate, sweep, candidates, probe (= python -m eval)",
     )
     p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for python -m eval")
     p.set_defaults(func=cmd_eval)

@@ -170,7 +170,6 @@ class Ledger(ConfigurableResource):
             )
             return int(cur.lastrowid or 0)
 
-
     def latest_eval(self) -> dict[str, Any] | None:
         rows = self._rows("SELECT * FROM eval_runs ORDER BY id DESC LIMIT 1")
         return {**rows[0], "metrics": json.loads(rows[0]["metrics"])} if rows else None

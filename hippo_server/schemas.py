@@ -107,7 +107,8 @@ class SearchResponse(BaseModel):
     mode: Mode = "hybrid"
     generation: str | None = None
     gap: Literal["zero-hit", "weak"] | None = Field(
-        default=None, description="Set when the vault does not answer well: the miss is recorded as a knowledge gap."
+        default=None,
+        description="Set when the vault does not answer well: the miss is recorded as a knowledge gap.",
     )
     results: list[SearchHit] = Field(default_factory=list)
 

@@ -59,7 +59,9 @@ def test_lane_weights_scale_each_lane() -> None:
     even = fuse(lexical, semantic, P)
     assert [c.chunk_id for c in even] == ["lex", "sem"]  # equal scores: ties break by id
     assert even[0].rrf == even[1].rrf == pytest.approx(1 / 61)
-    semantic_heavy = fuse(lexical, semantic, P.model_copy(update={"lexical_weight": 0.5, "semantic_weight": 2.0}))
+    semantic_heavy = fuse(
+        lexical, semantic, P.model_copy(update={"lexical_weight": 0.5, "semantic_weight": 2.0})
+    )
     assert [(c.chunk_id, c.rrf) for c in semantic_heavy] == [
         ("sem", pytest.approx(2.0 / 61)),
         ("lex", pytest.approx(0.5 / 61)),
