@@ -49,8 +49,7 @@ serve: $(STAMP)
 	$(HIPPO) serve
 
 bench: $(STAMP)
-	$(PY) -m eval.bench ../shared/eval-data/korquad1
-	$(PY) -m eval.bench ../shared/eval-data/locomo-dev --per-conversation
+	$(PY) -m eval.report ../shared/eval-data --out eval/reports/latest
 
 clean:
 	rm -rf $(VENV) .dagster .hippo
