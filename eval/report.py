@@ -18,8 +18,11 @@ from typing import Any
 
 from eval.beir import BeirError, load_beir
 from eval.bench import DEFAULT_CACHE, BenchOptions, render_markdown, run_benchmark
+from hippo_core.ranking import RankingParams
 
 LANES = ("lexical", "semantic", "fused")
+# Measured beside the shipped fusion in every run, so the report shows what the choice of fusion buys.
+COMPARISON = {"rrf": RankingParams(fusion="rrf")}
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "eval-data"
 
 
@@ -94,6 +97,19 @@ def render_summary(reports: dict[str, dict[str, Any]], targets: list[tuple[str, 
                 f"| {name} | {r['mode']} | {r['queries']['evaluated']} | {lane} | {m['hit@1']:.3f} | {m['hit@10']:.3f} | "
                 f"{m['mrr@10']:.3f} | {m['ndcg@10']:.3f} | {lat['p50_ms'] or 0:.1f} | {lat['p95_ms'] or 0:.1f} |"
             )
+    lines += [
+        "",
+        "## Fusion: shipped (convex) vs reciprocal-rank fusion, same run",
+        "",
+        "| set | convex Hit@1 | RRF Hit@1 | convex nDCG@10 | RRF nDCG@10 |",
+        "|---|---|---|---|---|",
+    ]
+    for name, r in reports.items():
+        f, v = r["metrics"]["fused"], r["metrics"].get("variant:rrf")
+        if v:
+            lines.append(
+                f"| {name} | {f['hit@1']:.3f} | {v['hit@1']:.3f} | {f['ndcg@10']:.3f} | {v['ndcg@10']:.3f} |"
+            )
     lines += ["", "## Targets", "", "| target | met | measured |", "|---|---|---|"]
     lines += [f"| {t} | {'yes' if ok else '**no**'} | {detail} |" for t, ok, detail in targets]
     lines += ["", "Per-set details (build times, fusion diagnostics, rank_bm25 ratio): `<set>.md`.", ""]
@@ -132,7 +148,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         per_conv = any((d.extra or {}).get("conv") for d in beir.docs[:50])
-        options = BenchOptions(max_queries=args.max_queries, per_conversation=per_conv, cache=args.cache)
+        options = BenchOptions(
+            max_queries=args.max_queries,
+            per_conversation=per_conv,
+            cache=args.cache,
+            variants=dict(COMPARISON),
+        )
         print(
             f"== {folder.name} ({'per conversation' if per_conv else 'whole corpus'})",
             file=sys.stderr,

@@ -254,7 +254,7 @@ class SearchEngine:
             row = snap.rows[idx]
             title_cov = coverage(q_terms, self._title_tokens(snap, row)) if params.title_boost else 0.0
             score = (
-                cand.rrf
+                cand.score
                 * governance_multiplier(row["status"], row["trust"], row["doc_type"], params)
                 * freshness_multiplier(row["updated"], today, params)
                 * feature_multiplier(title_cov, alias_named(norm_query, row["aliases"]), params)

@@ -1,4 +1,4 @@
-"""Hybrid ranking on hand-computed numbers: RRF, lane weights, semantic floor, boosts, freshness, snippets."""
+"""Hybrid ranking on hand-computed numbers: convex fusion, RRF, lane weights, semantic floor, boosts, freshness, snippets."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from hippo_core.ranking import (
 )
 from hippo_core.tokenize import Tokenizer
 
-P = RankingParams(rrf_k=60, lexical_weight=1.0, semantic_weight=1.0, bigram_weight=0.5)  # hand-computed below
+P = RankingParams(
+    fusion="rrf", rrf_k=60, lexical_weight=1.0, semantic_weight=1.0, bigram_weight=0.5
+)  # hand-computed below
 TODAY = dt.date(2025, 6, 1)
 
 
@@ -41,7 +43,7 @@ def test_rrf_sums_reciprocal_ranks_over_both_lanes() -> None:
     }
     assert [c.chunk_id for c in fused] == ["b", "a", "d", "c"]
     for c in fused:
-        assert c.rrf == pytest.approx(expected[c.chunk_id], rel=1e-12)
+        assert c.score == pytest.approx(expected[c.chunk_id], rel=1e-12)
     b = fused[0]
     assert (b.lexical_rank, b.lexical_score, b.semantic_rank, b.semantic_score) == (2, 7.5, 1, 0.91)
     assert b.lanes == ["lexical", "semantic"]
@@ -50,7 +52,7 @@ def test_rrf_sums_reciprocal_ranks_over_both_lanes() -> None:
 
 def test_rrf_k_flattens_or_sharpens_the_rank_curve() -> None:
     fused = fuse([("a", 1.0), ("b", 0.5)], [], P.model_copy(update={"rrf_k": 1}))
-    assert [c.rrf for c in fused] == pytest.approx([1 / 2, 1 / 3])
+    assert [c.score for c in fused] == pytest.approx([1 / 2, 1 / 3])
 
 
 def test_lane_weights_scale_each_lane() -> None:
@@ -58,16 +60,16 @@ def test_lane_weights_scale_each_lane() -> None:
     semantic = [("sem", 0.95)]
     even = fuse(lexical, semantic, P)
     assert [c.chunk_id for c in even] == ["lex", "sem"]  # equal scores: ties break by id
-    assert even[0].rrf == even[1].rrf == pytest.approx(1 / 61)
+    assert even[0].score == even[1].score == pytest.approx(1 / 61)
     semantic_heavy = fuse(
         lexical, semantic, P.model_copy(update={"lexical_weight": 0.5, "semantic_weight": 2.0})
     )
-    assert [(c.chunk_id, c.rrf) for c in semantic_heavy] == [
+    assert [(c.chunk_id, c.score) for c in semantic_heavy] == [
         ("sem", pytest.approx(2.0 / 61)),
         ("lex", pytest.approx(0.5 / 61)),
     ]
     lexical_off = fuse(lexical, semantic, P.model_copy(update={"lexical_weight": 0.0}))
-    assert [(c.chunk_id, c.rrf) for c in lexical_off] == [("sem", pytest.approx(1 / 61)), ("lex", 0.0)]
+    assert [(c.chunk_id, c.score) for c in lexical_off] == [("sem", pytest.approx(1 / 61)), ("lex", 0.0)]
 
 
 def test_semantic_floor_drops_weak_semantic_only_hits_but_keeps_lexical_ones() -> None:
@@ -77,9 +79,9 @@ def test_semantic_floor_drops_weak_semantic_only_hits_but_keeps_lexical_ones() -
     fused = {c.chunk_id: c for c in fuse(lexical, semantic, params)}
     assert set(fused) == {"both-weak", "lex-only", "sem-strong", "sem-at-floor"}
     # lexical evidence keeps a chunk even when its vector is far; the semantic rank still counts
-    assert fused["both-weak"].rrf == pytest.approx(1 / 61 + 1 / 64)
+    assert fused["both-weak"].score == pytest.approx(1 / 61 + 1 / 64)
     assert fused["both-weak"].lanes == ["lexical", "semantic"]
-    assert fused["sem-at-floor"].rrf == pytest.approx(1 / 62)  # the floor is inclusive
+    assert fused["sem-at-floor"].score == pytest.approx(1 / 62)  # the floor is inclusive
     assert fuse([], semantic, RankingParams(semantic_floor=0.9)) == []
 
 
@@ -96,12 +98,54 @@ def test_fusion_applies_the_pool_relative_floor_only_to_semantic_only_hits() -> 
     semantic = [("stands-out", 0.90), ("background", 0.85), ("s3", 0.84), ("s4", 0.83), ("both", 0.82)]
     fused = fuse([("both", 4.0)], semantic, params)
     assert [c.chunk_id for c in fused] == ["both", "stands-out"]  # 0.85 >= 0.80 but < 0.84 + 0.04
-    assert fused[0].rrf == pytest.approx(1 / 61 + 1 / 65)  # lexical evidence keeps it, both ranks count
-    assert fused[1].rrf == pytest.approx(1 / 61)
+    assert fused[0].score == pytest.approx(1 / 61 + 1 / 65)  # lexical evidence keeps it, both ranks count
+    assert fused[1].score == pytest.approx(1 / 61)
 
 
 def test_empty_lanes_fuse_to_nothing() -> None:
     assert fuse([], [], P) == []
+
+
+# --- convex fusion (the default) -----------------------------------------------------------------
+
+
+def test_convex_fusion_scales_bm25_by_its_best_and_similarity_over_the_pool() -> None:
+    params = RankingParams(lexical_share=0.7, semantic_floor=-1.0, semantic_margin=0.0)
+    assert params.fusion == "convex"
+    lexical = [("a", 10.0), ("b", 5.0)]
+    semantic = [("b", 0.90), ("c", 0.85), ("a", 0.80)]
+    fused = {c.chunk_id: c.score for c in fuse(lexical, semantic, params)}
+    assert fused["a"] == pytest.approx(0.7 * 1.0 + 0.3 * 0.0)
+    assert fused["b"] == pytest.approx(0.7 * 0.5 + 0.3 * 1.0)
+    assert fused["c"] == pytest.approx(0.3 * 0.5)
+    assert [c.chunk_id for c in fuse(lexical, semantic, params)] == ["a", "b", "c"]
+
+
+def test_convex_fusion_keeps_a_clear_lexical_lead_that_rrf_gives_away() -> None:
+    """BM25 far ahead on one doc, the semantic lane mildly prefers another: RRF ranks by position only."""
+    lexical = [("exact", 30.0), ("near", 6.0), ("other", 5.0)]
+    semantic = [("near", 0.86), ("exact", 0.85), ("other", 0.80)]
+    loose = RankingParams(semantic_floor=-1.0, semantic_margin=0.0)
+    assert fuse(lexical, semantic, loose)[0].chunk_id == "exact"
+    rrf = loose.model_copy(update={"fusion": "rrf", "rrf_k": 10, "lexical_weight": 0.7})
+    assert fuse(lexical, semantic, rrf)[0].chunk_id == "near"
+
+
+def test_convex_share_moves_the_balance_between_lanes() -> None:
+    lexical = [("lex", 5.0), ("sem", 4.0)]
+    semantic = [("sem", 0.90), ("lex", 0.80)]
+    base = RankingParams(semantic_floor=-1.0, semantic_margin=0.0)
+    assert fuse(lexical, semantic, base.model_copy(update={"lexical_share": 0.9}))[0].chunk_id == "lex"
+    assert fuse(lexical, semantic, base.model_copy(update={"lexical_share": 0.3}))[0].chunk_id == "sem"
+    with pytest.raises(ValidationError):
+        RankingParams(lexical_share=1.5)
+
+
+def test_convex_single_lane_keeps_that_lanes_order() -> None:
+    params = RankingParams(semantic_floor=-1.0, semantic_margin=0.0)
+    assert [c.chunk_id for c in fuse([("x", 3.0), ("y", 1.0)], [], params)] == ["x", "y"]
+    assert [c.chunk_id for c in fuse([], [("y", 0.9), ("x", 0.7)], params)] == ["y", "x"]
+    assert [c.score for c in fuse([], [("only", 0.9)], params)] == pytest.approx([0.3])
 
 
 # --- governance ----------------------------------------------------------------------------------
@@ -204,4 +248,4 @@ def test_ranking_params_are_validated_and_frozen() -> None:
     with pytest.raises(ValidationError):
         RankingParams(freshness_half_life_days=0)
     with pytest.raises(ValidationError):
-        P.rrf_k = 10  # type: ignore[misc]
+        P.score_k = 10  # type: ignore[misc]

@@ -50,6 +50,8 @@ def test_report_runs_every_set_and_writes_markdown_png_and_json(tmp_path: Path, 
     report = (out / "report.md").read_text(encoding="utf-8")
     assert "| with-conv | per-conversation |" in report and "| no-conv | whole corpus |" in report
     assert "## Targets" in report and "fused hit@1 ≥ better single lane" in report
+    fusion = report.split("## Fusion")[1].split("## Targets")[0]
+    assert fusion.count("| with-conv |") == 1 and fusion.count("| no-conv |") == 1  # RRF measured beside it
     assert (out / "lanes.png").read_bytes()[:4] == b"\x89PNG"
     assert set(json.loads((out / "report.json").read_text())) == {"with-conv", "no-conv"}
     assert main([str(tmp_path / "missing"), "--out", str(out)]) == 2

@@ -95,9 +95,10 @@ def test_eval_report_regression_check_blocks_a_degraded_parameter_set(indexed: H
     meta = first.asset_materializations_for_node("eval_report")[0].metadata
     assert meta["hit@1"].value >= 0.75 and meta["plot"].value.startswith("![metrics](data:image/png;base64,")
 
-    # both lanes weighted to zero: every candidate ties and the order is arbitrary
+    # reciprocal-rank fusion with both lanes weighted to zero: every candidate ties, the order is arbitrary
     degraded = evaluate(
         {
+            "fusion": "rrf",
             "lexical_weight": 0.0,
             "semantic_weight": 0.0,
             "governance": False,
