@@ -201,6 +201,8 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
 
 SWEEP_GRID: dict[str, list[Any]] = {
+    "fusion": ["convex", "rrf"],
+    "lexical_share": [0.5, 0.6, 0.7, 0.8],
     "rrf_k": [5, 10, 20, 40, 60],
     "lexical_weight": [0.7, 1.0, 1.3],
     "semantic_weight": [0.7, 1.0, 1.3],

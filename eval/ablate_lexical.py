@@ -18,8 +18,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval.beir import BeirError, load_beir, passage_text
-from eval.bench import select_queries
+from eval.beir import BeirError, load_beir, passage_text, select_queries
 from eval.metrics import evaluate
 from hippo_core.bm25 import BM25Index
 from hippo_core.ranking import RankingParams

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator, Mapping
+import random
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from hippo_core.segments import exchange_text
 
 __all__ = ["BeirError", "BeirSet", "Doc", "Query", "load_beir", "passage_text"]
 
@@ -183,3 +186,64 @@ def load_beir(folder: Path | str) -> BeirSet:
         qrels_pairs=pairs,
         qrels_missing_docs=missing,
     )
+
+
+# --- what a benchmark indexes and asks -------------------------------------------------------
+EXCHANGE_SUFFIX = "::exchange"
+"""Row id suffix of a conversation turn indexed with the end of the turn before it."""
+
+
+def conv_of(extra: Any) -> str | None:
+    value = extra.get("conv")
+    return None if value is None or str(value) == "" else str(value)
+
+
+def select_queries(beir: BeirSet, max_queries: int | None, seed: int) -> list[Query]:
+    """Queries with qrels; a seeded sample (kept in file order) when `max_queries` is smaller."""
+    queries = beir.evaluable_queries()
+    if max_queries is not None and len(queries) > max_queries:
+        keep = set(random.Random(seed).sample(range(len(queries)), max_queries))
+        queries = [q for i, q in enumerate(queries) if i in keep]
+    return queries
+
+
+def check_conversations(beir: BeirSet, queries: Sequence[Query]) -> None:
+    """Per-conversation mode needs `conv` on every doc and every selected query: say which one lacks it."""
+    for doc in beir.docs:
+        if conv_of(doc.extra) is None:
+            raise BeirError(
+                f"{beir.folder / 'corpus.jsonl'}: doc {doc.id!r} has no `conv` field; "
+                "--per-conversation needs one on every doc"
+            )
+    for q in queries:
+        if conv_of(q.extra) is None:
+            raise BeirError(
+                f"{beir.folder / 'queries.jsonl'}: query {q.id!r} has no `conv` field; "
+                "--per-conversation needs one on every query"
+            )
+
+
+def index_rows(docs: Sequence[Any], exchanges: bool) -> list[tuple[str, int, str]]:
+    """(row id, doc position, text) for every doc, then one exchange row per doc that follows another doc
+    of the same conversation (file order), carrying the end of that doc before its own text."""
+    rows = [(d.id, i, passage_text(d)) for i, d in enumerate(docs)]
+    if not exchanges:
+        return rows
+    ids = {d.id for d in docs}
+    last: dict[str, int] = {}
+    for i, d in enumerate(docs):
+        conv = conv_of(d.extra)
+        if conv is None:
+            continue
+        if conv in last:
+            row_id = f"{d.id}{EXCHANGE_SUFFIX}"
+            if row_id in ids:
+                raise BeirError(f"doc id {row_id!r} clashes with the benchmark's exchange rows")
+            rows.append((row_id, i, exchange_text(passage_text(docs[last[conv]]), passage_text(d))))
+        last[conv] = i
+    return rows
+
+
+def to_docs(row_ids: Sequence[str], row_doc: dict[str, str]) -> list[str]:
+    """Corpus ids in order of their best row, each once."""
+    return list(dict.fromkeys(row_doc[r] for r in row_ids))

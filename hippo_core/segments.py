@@ -1,8 +1,13 @@
-"""Segments (runs of consecutive messages on one topic) and the chunk rows of a conversation.
+"""Segments (runs of consecutive messages on one topic), exchanges, and the chunk rows of a conversation.
 
 A subject buried in message 400 of a long session is easier to find as a segment of a few messages
 than in a whole conversation; a segment ends at a long silence, when it grows too large, or when the
 next message shares almost no content words with it.
+
+A reply often makes sense only with the message it answers ("How long do you hold that pose?" →
+"30 to 60 seconds"), so each message is also indexed as an *exchange*: the end of the message before
+it, then the message. The exchange row has the message's own anchor, so a hit on it is a hit on the
+reply; the plain message row stays, so a message that stands alone is not diluted by its neighbour.
 """
 
 from __future__ import annotations
@@ -66,6 +71,20 @@ class SegmentParams(BaseModel, frozen=True):
     min_overlap: float = Field(
         default=0.08, ge=0, le=1, description="Shared-term fraction that keeps a topic."
     )
+
+
+EXCHANGE_CONTEXT_CHARS = 400
+"""How much of the previous message an exchange row carries (its end: where the question usually is)."""
+
+
+def exchange_text(previous: str, text: str, max_context_chars: int = EXCHANGE_CONTEXT_CHARS) -> str:
+    """The end of the previous message (cut at a word boundary), a newline, then the message itself."""
+    previous = previous.strip()
+    if len(previous) > max_context_chars:
+        tail = previous[-max_context_chars:]
+        cut = tail.find(" ")
+        previous = tail[cut + 1 :] if 0 <= cut < len(tail) - 1 else tail
+    return f"{previous}\n{text}" if previous else text
 
 
 class Segment(BaseModel):
@@ -146,11 +165,18 @@ def conversation_path(conversation_id: str) -> str:
 
 
 def _row(
-    conv: Conversation, anchor: str, ordinal: int, text: str, model_id: str, **extra: Any
+    conv: Conversation,
+    anchor: str,
+    ordinal: int,
+    text: str,
+    model_id: str,
+    indexed: str | None = None,
+    **extra: Any,
 ) -> dict[str, Any]:
+    """`text` is what a hit shows; `indexed` (default: `text`) is what the lanes search."""
     path = conversation_path(conv.conversation_id)
     title = conv.title or f"{conv.source} conversation {conv.conversation_id[:8]}"
-    idx = index_text(title, [], text)
+    idx = index_text(title, [], text if indexed is None else indexed)
     return {
         "chunk_id": chunk_id(path, anchor, ordinal),
         "path": path,
@@ -183,17 +209,23 @@ def conversation_chunk_rows(
     with_segments: bool = True,
     chunk_params: ChunkParams | None = None,
     segment_params: SegmentParams | None = None,
+    with_exchanges: bool = True,
 ) -> list[dict[str, Any]]:
-    """Chunk rows (the `chunks` table schema) for one conversation: one per message piece, one per segment.
+    """Chunk rows (the `chunks` table schema) for one conversation: one per message piece, one exchange per
+    message that answers another (tool traffic excluded), one per segment.
 
-    Anchors are stable: `conversations/<id>#m<position>` and `conversations/<id>#s<segment>`.
+    Anchors are stable: `conversations/<id>#m<position>` (message and exchange rows) and
+    `conversations/<id>#s<segment>`.
     """
     path = conversation_path(conv.conversation_id)
     rows: list[dict[str, Any]] = []
+    exchanges: list[dict[str, Any]] = []
+    previous: Message | None = None
     for msg in sorted(messages, key=lambda m: m.position):
         anchor = f"{path}#m{msg.position}"
-        pieces = [d.text for d in chunk_document(path, msg.text, chunk_params)] or [msg.text]
-        for ordinal, piece in enumerate(p for p in pieces if p.strip()):
+        pieces = [p for p in (d.text for d in chunk_document(path, msg.text, chunk_params)) if p.strip()]
+        pieces = pieces or ([msg.text] if msg.text.strip() else [])
+        for ordinal, piece in enumerate(pieces):
             rows.append(
                 _row(
                     conv, anchor, ordinal, f"{msg.role}: {piece}", model_id,
@@ -201,6 +233,20 @@ def conversation_chunk_rows(
                     position=msg.position, updated=msg.timestamp or conv.ended,
                 )
             )  # fmt: skip
+        if msg.is_tool or not pieces:
+            continue
+        if with_exchanges and previous is not None:
+            shown = f"{msg.role}: {pieces[0]}"
+            exchanges.append(
+                _row(
+                    conv, anchor, len(pieces), shown, model_id,
+                    indexed=exchange_text(line(previous), shown),
+                    role=msg.role, is_tool=False, granularity="exchange",
+                    position=msg.position, updated=msg.timestamp or conv.ended,
+                )
+            )  # fmt: skip
+        previous = msg
+    rows.extend(exchanges)
     if with_segments:
         for seg in segment_messages(messages, segment_params):
             if seg.message_count < 2:

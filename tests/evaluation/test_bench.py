@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from eval import beir as beir_mod
 from eval import bench
 from eval.beir import BeirError, load_beir, passage_text
 from eval.metrics import METRICS, evaluate, hit_at_k, ndcg_at_k, reciprocal_rank, score_query
@@ -94,13 +95,16 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def results(cache: Path) -> dict[str, bench.BenchResult]:
-    """Whole-corpus run first (embeds the fixture), then per-conversation (all from cache)."""
+    """Whole corpus first (embeds the 12 docs), then per conversation (adds 9 exchange rows), then again."""
     options = bench.BenchOptions(
-        cache=cache, by="category", variants={"same": RankingParams(), "k60": RankingParams(rrf_k=60)}
+        cache=cache,
+        by="category",
+        variants={"same": RankingParams(), "rrf60": RankingParams(fusion="rrf", rrf_k=60)},
     )
     whole = bench.run_benchmark(TINY, options)
     per_conv = bench.run_benchmark(TINY, bench.BenchOptions(cache=cache, per_conversation=True))
-    return {"whole": whole, "per_conv": per_conv}
+    again = bench.run_benchmark(TINY, bench.BenchOptions(cache=cache, per_conversation=True))
+    return {"whole": whole, "per_conv": per_conv, "again": again}
 
 
 @pytest.mark.parametrize("mode", ["whole", "per_conv"])
@@ -116,7 +120,9 @@ def test_every_lane_has_metrics_in_unit_range(results: dict[str, bench.BenchResu
     for lane in ("lexical", "semantic", "fused"):
         lat = report["latency"][lane]
         assert lat["p50_ms"] is not None and 0 <= lat["p50_ms"] <= lat["p95_ms"]
-    assert report["build"]["embed_vectors"] == 12
+    exchanges = 9 if mode == "per_conv" else 0  # 3 conversations of 4 turns: each turn after the first
+    assert report["corpus"]["exchange_rows"] == exchanges
+    assert report["build"]["embed_vectors"] == 12 + exchanges
     assert report["rank_bm25"]["identical"] == report["rank_bm25"]["queries"] == 9
 
 
@@ -126,8 +132,33 @@ def test_rerun_embeds_nothing(results: dict[str, bench.BenchResult]) -> None:
         + results["whole"].report["build"]["embed_from_cache"]
         == 12
     )
-    assert results["per_conv"].report["build"]["embed_from_cache"] == 12
-    assert results["per_conv"].report["build"]["embed_computed"] == 0
+    assert results["per_conv"].report["build"]["embed_from_cache"] == 12  # the docs; exchanges are new
+    assert results["per_conv"].report["build"]["embed_computed"] == 9
+    assert results["again"].report["build"]["embed_from_cache"] == 21
+    assert results["again"].report["build"]["embed_computed"] == 0
+    assert results["again"].runs == results["per_conv"].runs
+
+
+def test_exchange_rows_carry_the_previous_turn_and_rank_as_their_doc(
+    results: dict[str, bench.BenchResult],
+) -> None:
+    beir = load_beir(TINY)
+    rows = beir_mod.index_rows(beir.docs, exchanges=True)
+    by_id = {d.id: d for d in beir.docs}
+    exchange = [r for r in rows if r[0].endswith(beir_mod.EXCHANGE_SUFFIX)]
+    assert len(rows) == 21 and len(exchange) == 9 and len({r[0] for r in rows}) == 21
+    for row_id, pos, text in exchange:
+        doc = beir.docs[pos]
+        assert row_id == doc.id + beir_mod.EXCHANGE_SUFFIX and text.endswith(passage_text(doc))
+        before = [d for d in beir.docs[:pos] if d.extra["conv"] == doc.extra["conv"]][-1]
+        assert passage_text(before)[-20:] in text
+    assert beir_mod.index_rows(beir.docs, exchanges=False) == [
+        (d.id, i, passage_text(d)) for i, d in enumerate(beir.docs)
+    ]
+    # every ranked list names corpus docs, each at most once
+    for lane, runs in results["per_conv"].runs.items():
+        for ids in runs.values():
+            assert len(ids) == len(set(ids)) and all(d in by_id for d in ids), lane
 
 
 def test_per_conversation_never_crosses_conversations(results: dict[str, bench.BenchResult]) -> None:
@@ -160,8 +191,8 @@ def test_fused_respects_the_semantic_floor(results: dict[str, bench.BenchResult]
 def test_variants_reuse_the_same_lanes(results: dict[str, bench.BenchResult]) -> None:
     runs = results["whole"].runs
     assert runs["variant:same"] == runs["fused"]  # same params, same lane results → same fused list
-    assert set(runs["variant:k60"]) == set(runs["fused"])
-    assert results["whole"].report["variants"] == {"same": {}, "k60": {"rrf_k": 60}}
+    assert set(runs["variant:rrf60"]) == set(runs["fused"])  # same candidates, another order
+    assert results["whole"].report["variants"] == {"same": {}, "rrf60": {"fusion": "rrf", "rrf_k": 60}}
 
 
 def test_parse_variant() -> None:
@@ -190,8 +221,8 @@ def test_cli_prints_markdown_and_writes_json(
 
 def test_sample_is_deterministic() -> None:
     beir = load_beir(TINY)
-    first = [q.id for q in bench.select_queries(beir, 4, seed=7)]
-    assert first == [q.id for q in bench.select_queries(beir, 4, seed=7)]
+    first = [q.id for q in beir_mod.select_queries(beir, 4, seed=7)]
+    assert first == [q.id for q in beir_mod.select_queries(beir, 4, seed=7)]
     assert len(first) == 4 and "qx" not in first
 
 

@@ -12,7 +12,7 @@ from hippo_core.conversations import (
     parse_codex_history,
     parse_codex_session,
 )
-from hippo_core.segments import SegmentParams, conversation_chunk_rows, segment_messages
+from hippo_core.segments import SegmentParams, conversation_chunk_rows, exchange_text, segment_messages
 from tests.memory.conftest import CHATGPT_ID, CLAUDE_SESSION, FIXTURES
 
 
@@ -158,6 +158,40 @@ def test_segments_split_on_topic_shift_silence_and_size() -> None:
     assert segs[0].text.startswith("user: The kafka consumer")
     long = [msg(i, "kafka consumer lag " * 6, i) for i in range(4)]  # 114 chars each, one topic
     assert [s.message_count for s in segment_messages(long, SegmentParams(max_chars=250))] == [2, 2]
+
+
+def test_a_reply_is_also_indexed_with_the_end_of_the_message_it_answers() -> None:
+    data = json.loads((FIXTURES / "claude_ai" / "conversations.json").read_text(encoding="utf-8"))
+    out = parse_claude_ai(data, "conversations.json")
+    conv, messages = out.conversations[0], out.messages
+    rows = conversation_chunk_rows(conv, messages, "model-x")
+    cid = conv.conversation_id
+    exchanges = [r for r in rows if r["granularity"] == "exchange"]
+    # m0 answers nothing, m1 is tool traffic; m2's context skips the tool output and comes from m0
+    assert [r["anchor"] for r in exchanges] == [f"conversations/{cid}#m2", f"conversations/{cid}#m3"]
+    by_pos = {m.position: m for m in messages}
+    first = exchanges[0]
+    assert (
+        by_pos[0].text.strip()[-30:] in first["index_text"]
+        and by_pos[1].text.strip()[:30] not in first["index_text"]
+    )
+    assert (
+        first["text"].startswith(f"{by_pos[2].role}: ") and by_pos[0].text.strip()[-30:] not in first["text"]
+    )
+    plain = {r["anchor"]: r for r in rows if r["granularity"] == "message"}
+    assert first["chunk_id"] != plain[first["anchor"]]["chunk_id"]
+    assert first["embed_hash"] != plain[first["anchor"]]["embed_hash"]
+    without = conversation_chunk_rows(conv, messages, "model-x", with_exchanges=False)
+    assert len(without) == len(rows) - 2 and not any(r["granularity"] == "exchange" for r in without)
+
+
+def test_exchange_context_is_the_end_of_the_previous_message_cut_at_a_word() -> None:
+    long = " ".join(f"word{i}" for i in range(200)) + " how long do you hold that pose?"
+    text = exchange_text(long, "B: 30 to 60 seconds.", max_context_chars=60)
+    context, reply = text.split("\n")
+    assert reply == "B: 30 to 60 seconds." and context.endswith("how long do you hold that pose?")
+    assert len(context) <= 60 and context.split(" ")[0].startswith("word")  # no half word at the cut
+    assert exchange_text("", "B: hi") == "B: hi"
 
 
 def test_chunk_rows_have_stable_anchors_and_conversation_fields() -> None:
