@@ -145,7 +145,7 @@ def test_convex_single_lane_keeps_that_lanes_order() -> None:
     params = RankingParams(semantic_floor=-1.0, semantic_margin=0.0)
     assert [c.chunk_id for c in fuse([("x", 3.0), ("y", 1.0)], [], params)] == ["x", "y"]
     assert [c.chunk_id for c in fuse([], [("y", 0.9), ("x", 0.7)], params)] == ["y", "x"]
-    assert [c.score for c in fuse([], [("only", 0.9)], params)] == pytest.approx([0.3])
+    assert [c.score for c in fuse([], [("only", 0.9)], params)] == pytest.approx([1 - params.lexical_share])
 
 
 # --- governance ----------------------------------------------------------------------------------
