@@ -310,8 +310,8 @@ def _run(
             floor = solo_match_floor([s for _, s in semantic], params)
             floors.append(floor)
             relevant = beir.qrels[q.id]
-            floor_dropped.append(sum(d not in {x for x, _ in lexical} and s < floor for d, s in semantic))
             lex_rows = {d for d, _ in lexical}
+            floor_dropped.append(sum(d not in lex_rows and s < floor for d, s in semantic))
             relevant_dropped += any(
                 row_doc[d] in relevant and d not in lex_rows and s < floor for d, s in semantic[:EVAL_DEPTH]
             )
