@@ -470,6 +470,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--per-conversation", action="store_true", help="search only inside each query's own `conv`"
     )
+    parser.add_argument(
+        "--no-exchanges",
+        action="store_true",
+        help="per conversation: index each turn alone, without the exchange row the product adds",
+    )
     parser.add_argument("--json", type=Path, metavar="PATH", help="also write the results as JSON")
     parser.add_argument(
         "--cache", type=Path, default=DEFAULT_CACHE, help=f"embedding cache (default {DEFAULT_CACHE})"
@@ -508,6 +513,7 @@ def main(argv: list[str] | None = None) -> int:
     options = BenchOptions(
         max_queries=args.max_queries,
         per_conversation=args.per_conversation,
+        exchanges=False if args.no_exchanges else None,
         cache=args.cache,
         ratio_queries=args.ratio_queries,
         seed=args.seed,

@@ -12,6 +12,12 @@ def _f(value: float | None, digits: int = 4) -> str:
     return "–" if value is None or value != value else f"{value:.{digits}f}"
 
 
+def _fusion(p: dict[str, Any]) -> str:
+    if p.get("fusion", "rrf") == "rrf":  # reports written before convex fusion existed were RRF
+        return f"RRF k {p['rrf_k']}, weights lexical {p['lexical_weight']} / semantic {p['semantic_weight']}"
+    return f"convex fusion, lexical share {p['lexical_share']}"
+
+
 def render_markdown(report: dict[str, Any]) -> str:
     """The human-readable report of one folder."""
     r = report
@@ -29,8 +35,7 @@ def render_markdown(report: dict[str, Any]) -> str:
             if qs["qrels_missing_docs"]
             else ""
         ),
-        f"- ranking: default RankingParams — rrf_k {p['rrf_k']}, weights lexical {p['lexical_weight']} / "
-        f"semantic {p['semantic_weight']}, pools {p['lexical_pool']}/{p['semantic_pool']}, "
+        f"- ranking: default RankingParams — {_fusion(p)}, pools {p['lexical_pool']}/{p['semantic_pool']}, "
         f"semantic_floor {p['semantic_floor']}, semantic_margin {p.get('semantic_margin', '–')}, "
         f"bigram_weight {p['bigram_weight']}",
         f"- embedder {b['embed_model']}, analyzer {b['analyzer']}; load average "
@@ -43,7 +48,7 @@ def render_markdown(report: dict[str, Any]) -> str:
     labels = {
         "lexical": "lexical (BM25)",
         "semantic": "semantic (e5 + Chroma)",
-        "fused": "**fused (RRF + floor)**",
+        "fused": f"**fused ({'RRF' if p.get('fusion') == 'rrf' else 'convex'} + floor)**",
         NO_FLOOR: "fused, floor off (diagnostic)",
         EXACT: "semantic, exact cosine (diagnostic)",
     }

@@ -75,8 +75,9 @@ def plot(reports: dict[str, dict[str, Any]], path: Path) -> None:
             ax.set_yscale("log")
         else:
             ax.set_ylim(0, 1)
-    axes[0].legend()
-    fig.tight_layout()
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=len(LANES))
+    fig.tight_layout(rect=(0, 0, 1, 0.92))
     fig.savefig(path, dpi=90)
     plt.close(fig)
 
