@@ -36,6 +36,19 @@ DEFAULT_VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"
 DEFAULT_CACHE = Path("~/.cache/hippocampus/embed.sqlite").expanduser()
 
 
+EVAL_INSTANCE_YAML = """\
+storage:
+  sqlite:
+    base_dir:
+      env: DAGSTER_HOME
+compute_logs:
+  module: dagster._core.storage.noop_compute_log_manager
+  class: NoOpComputeLogManager
+telemetry:
+  enabled: false
+"""
+
+
 def build_throwaway_stores(vault: Path, workdir: Path, embed_cache: Path) -> HippoSettings:
     """Copy the vault and materialize it with `hippo run` into a temporary home: the user's stores
     and ledger are never touched by an evaluation."""
@@ -49,11 +62,19 @@ def build_throwaway_stores(vault: Path, workdir: Path, embed_cache: Path) -> Hip
         "DAGSTER_HOME": str(workdir / "dagster"),
         "HIPPO_EMBED_CACHE": str(embed_cache),
     }
-    proc = subprocess.run(
-        [sys.executable, "-m", "hippo_cli.main", "run"], env=env, capture_output=True, text=True
-    )
+    # A throwaway instance keeps no compute logs: Dagster mirrors captured step output through `tail -F`
+    # processes, and one orphaned at exit would hold an output pipe of ours open forever.
+    dagster_home = workdir / "dagster"
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    (dagster_home / "dagster.yaml").write_text(EVAL_INSTANCE_YAML, encoding="utf-8")
+    log = workdir / "hippo-run.log"
+    with open(log, "w", encoding="utf-8") as out:  # a file, not a pipe: nothing can keep it from ending
+        proc = subprocess.run(
+            [sys.executable, "-m", "hippo_cli.main", "run"], env=env, stdout=out, stderr=subprocess.STDOUT
+        )
     if proc.returncode != 0:
-        raise RuntimeError(f"building the evaluation stores failed:\n{proc.stderr[-2000:]}")
+        tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
+        raise RuntimeError(f"building the evaluation stores failed:\n{tail}")
     return settings
 
 

@@ -8,6 +8,7 @@ import os
 import sys
 from pathlib import Path
 
+from hippo_cli.signals import restore_interrupt_signals
 from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError
 
@@ -236,6 +237,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    restore_interrupt_signals()  # nightly runs start from cron with SIGINT ignored
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -13,11 +13,16 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from hippo_assets.definitions import ASSET_CHECKS, ASSETS
+from hippo_cli.signals import restore_interrupt_signals
 from hippo_cli.vault_init import init_vault
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# CI may start the suite with SIGINT ignored; without this, Dagster would make SIGTERM ignored too and
+# the log-mirroring `tail -F` children of every run would outlive their runs (hippo_cli/signals.py).
+restore_interrupt_signals()
 
 
 @pytest.fixture(scope="session")

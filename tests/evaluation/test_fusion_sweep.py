@@ -16,7 +16,10 @@ def test_every_share_and_rrf_are_scored_on_the_same_lanes(embed_cache: Path, cap
     # a share of 1.0 orders lexical hits by BM25 alone; semantic-only hits only come after them, so they can
     # only fill in where BM25 found nothing (the fixture's cross-lingual question)
     assert table["convex 1.0"]["hit@1"] >= table["lexical"]["hit@1"]
-    assert table["convex 1.0"]["hit@1"] != table["convex 0.0"]["hit@1"] or table["convex 1.0"] != table["convex 0.0"]
+    assert (
+        table["convex 1.0"]["hit@1"] != table["convex 0.0"]["hit@1"]
+        or table["convex 1.0"] != table["convex 0.0"]
+    )
     assert all(0.0 <= m["ndcg@10"] <= 1.0 for m in table.values())
     assert (
         main([str(TINY.parent), "--sets", "beir-tiny", "--shares", "0.6", "--cache", str(embed_cache)]) == 0
