@@ -212,7 +212,7 @@ def test_cli_prints_markdown_and_writes_json(
     assert bench.main(args) == 0
     stdout = capsys.readouterr().out
     assert "| lane | Hit@1 | Hit@10 | MRR@10 | nDCG@10 |" in stdout
-    assert "fused (RRF + floor)" in stdout
+    assert "fused (convex + floor)" in stdout
     payload = json.loads(out.read_text(encoding="utf-8"))
     (report,) = payload["results"]
     assert report["queries"]["evaluated"] == 5 and report["queries"]["sampled"]
