@@ -18,13 +18,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from eval.beir import BeirError, load_beir, passage_text, select_queries
+from eval.beir import DEFAULT_DATA, BeirError, load_beir, passage_text, select_queries
 from eval.metrics import evaluate
 from hippo_core.bm25 import BM25Index
 from hippo_core.ranking import RankingParams
 from hippo_core.tokenize import DEFAULT_MORPH_TAGS, Tokenizer, TokenizerConfig, get_kiwi, is_bigram
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "eval-data"
 KOREAN_SETS = ("korquad1", "ko-welfare", "msmarco-ko")
 _LATIN = ("SL", "SN", "SH")
 

@@ -19,6 +19,8 @@ from hippo_core.segments import exchange_text
 
 __all__ = ["BeirError", "BeirSet", "Doc", "Query", "load_beir", "passage_text"]
 
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "eval-data"
+"""Where the public sets live next to the project (read in place, never copied: see their licences)."""
 CORPUS_FILE = "corpus.jsonl"
 QUERIES_FILE = "queries.jsonl"
 QRELS_FILE = "qrels.tsv"
@@ -247,3 +249,12 @@ def index_rows(docs: Sequence[Any], exchanges: bool) -> list[tuple[str, int, str
 def to_docs(row_ids: Sequence[str], row_doc: dict[str, str]) -> list[str]:
     """Corpus ids in order of their best row, each once."""
     return list(dict.fromkeys(row_doc[r] for r in row_ids))
+
+
+def beir_folders(data: Path, sets: str | None) -> list[Path]:
+    """The set folders under `data` (those with a corpus), or only the comma-separated `sets`, by name."""
+    folders = sorted(p for p in data.iterdir() if (p / CORPUS_FILE).exists()) if data.is_dir() else []
+    if sets:
+        wanted = set(sets.split(","))
+        folders = [f for f in folders if f.name in wanted]
+    return folders

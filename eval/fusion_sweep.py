@@ -17,13 +17,21 @@ from pathlib import Path
 
 import numpy as np
 
-from eval.beir import BeirError, conv_of, index_rows, load_beir, select_queries, to_docs
+from eval.beir import (
+    DEFAULT_DATA,
+    BeirError,
+    beir_folders,
+    conv_of,
+    index_rows,
+    load_beir,
+    select_queries,
+    to_docs,
+)
 from eval.metrics import evaluate
 from hippo_core.bm25 import BM25Index
 from hippo_core.ranking import RankingParams, fuse
 from hippo_core.tokenize import Tokenizer, is_bigram
 
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "eval-data"
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
 
 
@@ -106,12 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         print(f"error: --shares wants numbers between 0 and 1, got {args.shares!r}", file=sys.stderr)
         return 2
-    folders = (
-        sorted(p for p in args.data.iterdir() if (p / "corpus.jsonl").exists()) if args.data.is_dir() else []
-    )
-    if args.sets:
-        wanted = set(args.sets.split(","))
-        folders = [f for f in folders if f.name in wanted]
+    folders = beir_folders(args.data, args.sets)
     if not folders:
         print(f"error: no BEIR folder under {args.data}", file=sys.stderr)
         return 2

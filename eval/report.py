@@ -16,14 +16,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eval.beir import BeirError, load_beir
+from eval.beir import DEFAULT_DATA, BeirError, beir_folders, load_beir
 from eval.bench import DEFAULT_CACHE, BenchOptions, render_markdown, run_benchmark
 from hippo_core.ranking import RankingParams
 
 LANES = ("lexical", "semantic", "fused")
 # Measured beside the shipped fusion in every run, so the report shows what the choice of fusion buys.
 COMPARISON = {"rrf": RankingParams(fusion="rrf")}
-DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "eval-data"
 
 
 def check_targets(reports: dict[str, dict[str, Any]]) -> list[tuple[str, bool, str]]:
@@ -131,12 +130,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     args = parser.parse_args(argv)
-    folders = (
-        sorted(p for p in args.data.iterdir() if (p / "corpus.jsonl").exists()) if args.data.is_dir() else []
-    )
-    if args.sets:
-        wanted = set(args.sets.split(","))
-        folders = [f for f in folders if f.name in wanted]
+    folders = beir_folders(args.data, args.sets)
     if not folders:
         print(f"error: no BEIR folder under {args.data}", file=sys.stderr)
         return 2
