@@ -214,18 +214,18 @@ def check_conversations(beir: BeirSet, queries: Sequence[Query]) -> None:
     for doc in beir.docs:
         if conv_of(doc.extra) is None:
             raise BeirError(
-                f"{beir.folder / 'corpus.jsonl'}: doc {doc.id!r} has no `conv` field; "
+                f"{beir.folder / CORPUS_FILE}: doc {doc.id!r} has no `conv` field; "
                 "--per-conversation needs one on every doc"
             )
     for q in queries:
         if conv_of(q.extra) is None:
             raise BeirError(
-                f"{beir.folder / 'queries.jsonl'}: query {q.id!r} has no `conv` field; "
+                f"{beir.folder / QUERIES_FILE}: query {q.id!r} has no `conv` field; "
                 "--per-conversation needs one on every query"
             )
 
 
-def index_rows(docs: Sequence[Any], exchanges: bool) -> list[tuple[str, int, str]]:
+def index_rows(docs: Sequence[Doc], exchanges: bool) -> list[tuple[str, int, str]]:
     """(row id, doc position, text) for every doc, then one exchange row per doc that follows another doc
     of the same conversation (file order), carrying the end of that doc before its own text."""
     rows = [(d.id, i, passage_text(d)) for i, d in enumerate(docs)]

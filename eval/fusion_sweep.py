@@ -27,12 +27,11 @@ from eval.beir import (
     select_queries,
     to_docs,
 )
+from eval.bench import DEFAULT_CACHE
 from eval.metrics import evaluate
 from hippo_core.bm25 import BM25Index
 from hippo_core.ranking import RankingParams, fuse
 from hippo_core.tokenize import Tokenizer, is_bigram
-
-DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
 
 
 def sweep_set(
