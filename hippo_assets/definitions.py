@@ -13,19 +13,22 @@ from dagster import (
     in_process_executor,
 )
 
-from hippo_assets import index, ingest, memory, quality
-from hippo_assets.loop_jobs import (
+from hippo_assets.compile.definitions import (
     LOOP_ASSETS,
     LOOP_CHECKS,
     LOOP_JOBS,
     build_loop_schedules,
     build_loop_sensors,
 )
+from hippo_assets.index import assets as index
+from hippo_assets.ingest import assets as ingest
+from hippo_assets.memory import assets as memory
+from hippo_assets.quality import assets as quality
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_resources.conversation_store import memory_resources
 from hippo_resources.llm import build_llm
-from sensors.inbox import build_inbox_sensor
+from sensors.ingest import build_inbox_sensor
 
 ASSETS = [ingest.sources, index.vault_documents, index.chunks, index.embeddings, index.lexical_index]
 ASSET_CHECKS = [

@@ -31,7 +31,7 @@ SUMMARY = (
 
 
 def _lines(vault: Vault) -> list[approvals.ApprovalLine]:
-    from hippo_assets.vault_io import read_text
+    from hippo_assets.compile.vault_io import read_text
     from hippo_core.vault_layout import APPROVALS
 
     out = []
@@ -43,8 +43,8 @@ def _lines(vault: Vault) -> list[approvals.ApprovalLine]:
 
 def review(settings: HippoSettings, as_json: bool = False, out: TextIO = sys.stdout) -> int:
     """Approvals waiting for a tick, and the gate failures of cards still in staging."""
-    from hippo_assets.compile import latest_verdicts
-    from hippo_assets.vault_io import read_text, staged_cards
+    from hippo_assets.compile.assets import latest_verdicts
+    from hippo_assets.compile.vault_io import read_text, staged_cards
 
     vault = Vault(root=str(settings.vault))
     vault.check_exists()
@@ -106,7 +106,7 @@ def review(settings: HippoSettings, as_json: bool = False, out: TextIO = sys.std
 
 def approve(settings: HippoSettings, card: str, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Tick the open box of a card (path, slug or title), exactly as a person would in Obsidian."""
-    from hippo_assets.vault_io import read_text
+    from hippo_assets.compile.vault_io import read_text
 
     vault = Vault(root=str(settings.vault))
     vault.check_exists()
@@ -148,9 +148,9 @@ def approve(settings: HippoSettings, card: str, out: TextIO = sys.stdout, err: T
 def run_job(settings: HippoSettings, name: str, instance: Any, out: TextIO = sys.stderr) -> int:
     """Run a job (or the job of a schedule) now, in-process on the instance. A partitioned compile runs once
     per pending source; with nothing pending it makes no run and no LLM call."""
-    from hippo_assets.compile import source_documents
+    from hippo_assets.compile.assets import source_documents
+    from hippo_assets.compile.definitions import schedule_job_names
     from hippo_assets.definitions import build_definitions
-    from hippo_assets.loop_jobs import schedule_job_names
     from hippo_core.compile_queue import PARTITIONS, partition_key_for
     from sensors.compile import pending_sources
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, materialize
 
-from hippo_assets.compile import approval_requests, gate_verdicts, promotion_gates_hold
+from hippo_assets.compile.assets import approval_requests, gate_verdicts, promotion_gates_hold
 from hippo_core import approvals, frontmatter
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault
@@ -92,7 +92,7 @@ def test_dry_run_writes_nothing(loop, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def promote_asset():
-    from hippo_assets.publish import canonical_wiki
+    from hippo_assets.publish.assets import canonical_wiki
 
     return canonical_wiki
 
@@ -183,7 +183,7 @@ def test_janitor_archives_stale_and_duplicate_cards_and_frees_stuck_inbox_files(
 
 
 def test_blocking_gate_check_fails_when_an_offered_card_no_longer_passes(loop) -> None:
-    from hippo_assets.compile import promotion_gates_hold
+    from hippo_assets.compile.assets import promotion_gates_hold
 
     settings, instance, vault = loop
     assert promotion_gates_hold(vault=vault).passed

@@ -13,14 +13,14 @@ from dagster import (
     build_sensor_context,
 )
 
+from hippo_assets.compile.definitions import build_loop_schedules
 from hippo_assets.definitions import build_definitions
-from hippo_assets.loop_jobs import build_loop_schedules
 from hippo_core import approvals
 from hippo_core.compile_queue import PARTITIONS
 from hippo_core.settings import HippoSettings
 from hippo_resources import Ledger, Vault
-from sensors.approvals import build_approvals_sensor
 from sensors.compile import build_compile_sensor
+from sensors.publish import build_approvals_sensor
 from tests.compile.conftest import compile_source, promote
 from tests.conftest import make_vault
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, materialize
 
-from hippo_assets.memory import (
+from hippo_assets.memory.assets import (
     chatgpt_export,
     claude_ai_export,
     claude_code_log,

@@ -11,8 +11,8 @@ from pathlib import Path
 import polars as pl
 from dagster import DagsterInstance
 
-from hippo_assets.memory import chatgpt_export, claude_code_log, codex_log
-from hippo_assets.memory_sources import RunReport, read_new_lines
+from hippo_assets.memory.assets import chatgpt_export, claude_code_log, codex_log
+from hippo_assets.memory.dlt_sources import RunReport, read_new_lines
 from hippo_core.settings import HippoSettings
 from tests.memory.conftest import CHATGPT_ID, FIXTURES, load, make_zip, metadata
 

@@ -11,7 +11,7 @@ import pytest
 from dagster import DagsterInstance, build_asset_check_context, materialize
 
 from hippo_assets.definitions import ASSET_CHECKS, ASSETS, MEMORY_CHECKS
-from hippo_assets.memory import messages_have_vectors
+from hippo_assets.memory.assets import messages_have_vectors
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_server.app import engine_from_settings

@@ -10,13 +10,13 @@ from dagster import DagsterInstance, RunRequest, build_sensor_context, materiali
 from fastapi.testclient import TestClient
 from mcp import Client
 
-from hippo_assets.ingest import sources
+from hippo_assets.ingest.assets import sources
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault, build_resources
 from hippo_server.app import create_app, engine_from_settings
 from hippo_server.conversations import ConversationMemory
 from hippo_server.mcp_tools import build_mcp
-from sensors.inbox import build_inbox_sensor
+from sensors.ingest import build_inbox_sensor
 from tests.memory.conftest import CHATGPT_ID, CLAUDE_SESSION, load
 from tests.memory.test_scrub import PLANTED
 

@@ -20,7 +20,7 @@ from hippo_cli.vault_init import init_vault
 from hippo_core.fingerprints import sha256_bytes
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault
-from sensors.inbox import BATCH_SIZE, build_inbox_sensor
+from sensors.ingest import BATCH_SIZE, build_inbox_sensor
 
 SENSOR = build_inbox_sensor("ingest_job")
 

@@ -29,7 +29,7 @@ from dagster import (
 )
 from pydantic import Field
 
-from hippo_assets.index import lexical_index
+from hippo_assets.index.assets import lexical_index
 from hippo_core.gap_queue import REPEATED, render_gap_queue
 from hippo_resources import Embedder, Ledger, LexicalStore, Vault
 

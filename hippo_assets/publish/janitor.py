@@ -13,8 +13,8 @@ from pathlib import PurePosixPath
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
 from pydantic import Field
 
-from hippo_assets import vault_io as io
-from hippo_assets.ingest import known_sources
+from hippo_assets.compile import vault_io as io
+from hippo_assets.ingest.assets import known_sources
 from hippo_core import approvals, frontmatter
 from hippo_core.cards import parse_card
 from hippo_core.frontmatter import FrontmatterError

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from expectations.gate_suites import failures as gate_failures
 from expectations.gate_suites import gate_check, gate_frame
-from hippo_assets import vault_io as io
+from hippo_assets.compile import vault_io as io
 from hippo_core import approvals, frontmatter
 from hippo_core.cards import Card, fingerprint, render_card, staging_path
 from hippo_core.compile_offline import (

@@ -15,8 +15,8 @@ from dagster import (
 )
 from pydantic import Field
 
-from hippo_assets import vault_io as io
-from hippo_assets.compile import approval_requests, latest_verdicts
+from hippo_assets.compile import vault_io as io
+from hippo_assets.compile.assets import approval_requests, latest_verdicts
 from hippo_core import approvals, frontmatter
 from hippo_core.cards import fingerprint, parse_card, promoted_text
 from hippo_core.gates import run_gates

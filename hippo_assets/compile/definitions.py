@@ -19,19 +19,19 @@ from dagster import (
     schedule,
 )
 
-from hippo_assets.compile import (
+from hippo_assets.compile.assets import (
     approval_requests,
     gate_verdicts,
     promotion_gates_hold,
     source_documents,
     staging_cards,
 )
-from hippo_assets.janitor import janitor
-from hippo_assets.publish import canonical_sectors_match, canonical_wiki, index_pages
+from hippo_assets.publish.assets import canonical_sectors_match, canonical_wiki, index_pages
+from hippo_assets.publish.janitor import janitor
 from hippo_core.compile_queue import PARTITIONS
 from hippo_resources import Ledger, Vault
-from sensors.approvals import build_approvals_sensor
 from sensors.compile import build_compile_sensor, compile_requests
+from sensors.publish import build_approvals_sensor
 
 LOOP_ASSETS = [staging_cards, gate_verdicts, approval_requests, canonical_wiki, janitor, index_pages]
 LOOP_CHECKS = [promotion_gates_hold, canonical_sectors_match]

@@ -19,8 +19,8 @@ from dagster import (
 from pydantic import Field
 
 from expectations import check_result, suites
-from hippo_assets.ingest import sources
-from hippo_assets.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
+from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
+from hippo_assets.ingest.assets import sources
 from hippo_core.bm25 import BM25Index, BM25Params
 from hippo_core.chunking import ChunkParams
 from hippo_core.documents import Document, check_removal, chunk_rows, parse_document

@@ -28,14 +28,14 @@ from dagster_dlt import DagsterDltResource, DagsterDltTranslator, dlt_assets
 from dagster_dlt.translator import DltResourceTranslatorData
 from pydantic import Field
 
-from hippo_assets.memory_sources import (
+from hippo_assets.index.tables import CHUNK_SCHEMA
+from hippo_assets.memory.dlt_sources import (
     RunReport,
     chatgpt_source,
     claude_ai_source,
     claude_code_source,
     codex_source,
 )
-from hippo_assets.tables import CHUNK_SCHEMA
 from hippo_core.conversations import Conversation, Message
 from hippo_core.segments import conversation_chunk_rows, segment_messages
 from hippo_resources import ChunkStore, Embedder, VectorStore
