@@ -89,7 +89,6 @@ def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path)
     from hippo_cli.vault_init import init_vault
     from hippo_core.settings import HippoSettings
     from hippo_resources import build_resources
-    from hippo_resources.conversation_store import memory_resources
 
     zip_path = work / "claude-locomo.zip"
     if not zip_path.exists():
@@ -100,10 +99,7 @@ def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path)
     if not vault.exists():
         init_vault(vault)
     settings = HippoSettings(vault=vault, home=home, embed_cache_path=cache.expanduser())
-    resources = {
-        **build_resources(settings),
-        **memory_resources(settings, {"HIPPO_EXPORTS": str(work / "none")}),
-    }
+    resources = build_resources(settings.model_copy(update={"exports": work / "none"}))
     config = {
         "ops": {
             "claude_ai_ingest": {"config": {"paths": [str(zip_path)]}},

@@ -10,6 +10,11 @@ from dagster import ConfigurableResource
 
 DOCUMENTS = "documents.parquet"
 CHUNKS = "chunks.parquet"
+# Written by the memory domain's conversation_chunks; CONVERSATION_CHUNKS is merged into CHUNKS by `chunks`.
+CONVERSATION_CHUNKS = "conversation_chunks.parquet"
+CONVERSATIONS = "conversations.parquet"
+MESSAGES = "messages.parquet"
+SEGMENTS = "segments.parquet"
 
 
 class ChunkStore(ConfigurableResource):

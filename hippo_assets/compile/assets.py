@@ -18,7 +18,10 @@ from pydantic import Field
 
 from expectations.gate_suites import failures as gate_failures
 from expectations.gate_suites import gate_check, gate_frame
+from hippo_assets.compile import GROUP
 from hippo_assets.compile import vault_io as io
+from hippo_assets.index.assets import lexical_index
+from hippo_assets.ingest.assets import sources
 from hippo_core import approvals, frontmatter
 from hippo_core.cards import Card, fingerprint, render_card, staging_path
 from hippo_core.compile_offline import (
@@ -48,9 +51,10 @@ class CompileConfig(Config):
 
 
 @asset(
-    group_name="compile",
+    group_name=GROUP,
     kinds={"anthropic", "markdown"},
     partitions_def=source_documents,
+    deps=[sources, lexical_index],  # reads a source copy; asks the lexical index for related pages
     description="For one source document (partition): the LLM compiler (anthropic + instructor) proposes "
     "concept/entity/comparison/query/source-summary cards citing path#heading anchors, using the canonical "
     "pages our own search relates to it; without ANTHROPIC_API_KEY the offline compiler writes a "
@@ -174,7 +178,7 @@ def _judge(
 
 
 @asset(
-    group_name="compile",
+    group_name=GROUP,
     kinds={"anthropic", "json"},
     deps=[staging_cards],
     description="Every draft card judged (LLM judge or the offline judge: accept/revise/reject with reasons), its "
@@ -273,6 +277,12 @@ def promotion_gates_hold(vault: Vault) -> AssetCheckResult:
     )
 
 
+class ApprovalConfig(Config):
+    auto_approve: bool = Field(
+        default=False, description="Tick the boxes itself (opt-in; every gate still runs at promotion)."
+    )
+
+
 def listed_in_approvals(vault: Vault) -> set[tuple[str, str]]:
     """(card, fingerprint) pairs on an approval line not yet acted on (a card back in staging after its
     line was processed, e.g. compiled again after promotion, is offered again)."""
@@ -288,14 +298,17 @@ def listed_in_approvals(vault: Vault) -> set[tuple[str, str]]:
 
 
 @asset(
-    group_name="compile",
+    group_name=GROUP,
     kinds={"markdown"},
     deps=[gate_verdicts],
     description="One `- [ ]` line per card that passed, with the card's fingerprint, in "
-    "30-reviews/approvals/<date>.md. HIPPO_AUTO_APPROVE=1 ticks the boxes itself (the gates still run at promotion).",
+    "30-reviews/approvals/<date>.md. `auto_approve` (HIPPO_AUTO_APPROVE in compile_job) ticks the boxes itself "
+    "(the gates still run at promotion).",
 )
-def approval_requests(context: AssetExecutionContext, vault: Vault) -> MaterializeResult:
-    auto = io.env_flag("HIPPO_AUTO_APPROVE")
+def approval_requests(
+    context: AssetExecutionContext, config: ApprovalConfig, vault: Vault
+) -> MaterializeResult:
+    auto = config.auto_approve
     ok, _ = offered_cards(vault)
     listed = listed_in_approvals(vault)
     lines = [

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from typing import Any
 
 from hippo_core import frontmatter
@@ -39,10 +38,6 @@ def today() -> str:
 
 def now() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
-
-
-def env_flag(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def read_text(vault: Vault, rel: str) -> str:

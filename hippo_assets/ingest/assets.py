@@ -19,6 +19,7 @@ from dagster import (
 from pydantic import Field
 
 from expectations import check_result, suites
+from hippo_assets.ingest import GROUP
 from hippo_core import frontmatter
 from hippo_core.frontmatter import FrontmatterError
 from hippo_core.sources import body_hash, make_source_copy
@@ -51,7 +52,7 @@ def known_sources(vault: Vault) -> dict[str, str]:
 
 
 @asset(
-    group_name="ingest",
+    group_name=GROUP,
     kinds={"markdown", "git"},
     description="Each inbox file (Markdown or text) becomes an immutable copy in 10-sources/ with "
     "status raw-source, its original trust, sha256, original name and ingest time; the inbox file moves "

@@ -14,7 +14,6 @@ from typing import Any
 import dlt
 import polars as pl
 from dagster import (
-    AssetCheckResult,
     AssetExecutionContext,
     AssetKey,
     AssetSpec,
@@ -22,13 +21,13 @@ from dagster import (
     MaterializeResult,
     MetadataValue,
     asset,
-    asset_check,
 )
 from dagster_dlt import DagsterDltResource, DagsterDltTranslator, dlt_assets
 from dagster_dlt.translator import DltResourceTranslatorData
 from pydantic import Field
 
 from hippo_assets.index.tables import CHUNK_SCHEMA
+from hippo_assets.memory import GROUP
 from hippo_assets.memory.dlt_sources import (
     RunReport,
     chatgpt_source,
@@ -38,13 +37,9 @@ from hippo_assets.memory.dlt_sources import (
 )
 from hippo_core.conversations import Conversation, Message
 from hippo_core.segments import conversation_chunk_rows, segment_messages
-from hippo_resources import ChunkStore, Embedder, VectorStore
+from hippo_resources import ChunkStore, Embedder
+from hippo_resources.chunk_store import CONVERSATION_CHUNKS, CONVERSATIONS, MESSAGES, SEGMENTS
 from hippo_resources.conversation_store import ConversationStore
-
-CONVERSATION_CHUNKS = "conversation_chunks.parquet"
-CONVERSATIONS = "conversations.parquet"
-MESSAGES = "messages.parquet"
-SEGMENTS = "segments.parquet"
 
 
 class MemoryTranslator(DagsterDltTranslator):
@@ -52,7 +47,7 @@ class MemoryTranslator(DagsterDltTranslator):
 
     def get_asset_spec(self, data: DltResourceTranslatorData) -> AssetSpec:
         spec = super().get_asset_spec(data)
-        return spec.replace_attributes(key=AssetKey(data.resource.name), deps=[], group_name="memory")
+        return spec.replace_attributes(key=AssetKey(data.resource.name), deps=[], group_name=GROUP)
 
 
 def _describe_pipeline(name: str) -> dlt.Pipeline:
@@ -200,7 +195,7 @@ class ConversationChunksConfig(Config):
 
 
 @asset(
-    group_name="memory",
+    group_name=GROUP,
     kinds={"polars", "parquet"},
     deps=DLT_KEYS,
     description="Conversations (title, project, started/ended, model, message count), messages and topic "
@@ -251,40 +246,4 @@ def conversation_chunks(
             "chunks": frame.height,
             "by_granularity": MetadataValue.json(by_gran),
         }
-    )
-
-
-@asset_check(
-    asset=AssetKey("embeddings"),
-    blocking=True,
-    description="Every stored conversation message has at least one vector in the vector store.",
-)
-def messages_have_vectors(chunk_store: ChunkStore, vector_store: VectorStore) -> AssetCheckResult:
-    try:
-        msgs = chunk_store.read(MESSAGES)
-        chunks = chunk_store.chunks()
-    except FileNotFoundError:
-        return AssetCheckResult(passed=True, metadata={"messages": 0})
-    if not msgs.height:
-        return AssetCheckResult(passed=True, metadata={"messages": 0})
-    stored = set(vector_store.existing(vector_store.collection()))
-    conv = chunks.filter((pl.col("lane") == "conversations") & (pl.col("granularity") == "message"))
-    with_vec = conv.filter(pl.col("chunk_id").is_in(list(stored)))
-    anchors = set(with_vec["anchor"].to_list())
-    wanted = msgs.select(
-        (
-            pl.lit("conversations/")
-            + pl.col("conversation_id")
-            + pl.lit("#m")
-            + pl.col("position").cast(pl.Utf8)
-        ).alias("a")
-    )["a"].to_list()
-    missing = [a for a in wanted if a not in anchors]
-    return AssetCheckResult(
-        passed=not missing,
-        metadata={
-            "messages": len(wanted),
-            "without_vector": len(missing),
-            "examples": MetadataValue.json(missing[:20]),
-        },
     )

@@ -17,6 +17,7 @@ from pydantic import Field
 
 from hippo_assets.compile import vault_io as io
 from hippo_assets.compile.assets import approval_requests, latest_verdicts
+from hippo_assets.publish import GROUP
 from hippo_core import approvals, frontmatter
 from hippo_core.cards import fingerprint, parse_card, promoted_text
 from hippo_core.gates import run_gates
@@ -36,7 +37,8 @@ from hippo_resources import Vault
 
 class PromoteConfig(Config):
     dry_run: bool = Field(
-        default=False, description="Report what would happen and write nothing (or HIPPO_DRY_RUN=1)."
+        default=False,
+        description="Report what would happen and write nothing (HIPPO_DRY_RUN in promote_job).",
     )
 
 
@@ -49,16 +51,16 @@ def pending_approvals(vault: Vault) -> list[approvals.ApprovalLine]:
 
 
 @asset(
-    group_name="publish",
+    group_name=GROUP,
     kinds={"markdown", "git"},
     deps=[approval_requests],
     description="Ticked approvals whose fingerprint still matches: every gate runs again, the card moves to "
     "20-wiki/<sector>/<slug>.md with status canonical, 90-system/promotions/<date>.jsonl and log.md get a line, "
     "and the run makes one git commit. A human_edit page is never overwritten (the card becomes a proposal). "
-    "HIPPO_DRY_RUN=1 writes nothing and reports the plan.",
+    "`dry_run` (HIPPO_DRY_RUN in promote_job) writes nothing and reports the plan.",
 )
 def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault: Vault) -> MaterializeResult:
-    dry = config.dry_run or io.env_flag("HIPPO_DRY_RUN")
+    dry = config.dry_run
     facts = io.load_facts(vault)
     pages = io.canonical_pages(vault)
     texts: dict[str, str] = {}  # approval files as they will be written
@@ -181,7 +183,7 @@ def _owned(vault: Vault, rel: str, seed_marker: str) -> bool:
 
 
 @asset(
-    group_name="publish",
+    group_name=GROUP,
     kinds={"markdown"},
     deps=[canonical_wiki],
     description="HOME.md (canonical pages per sector, queue sizes, recent promotions, what to review first), "

@@ -15,6 +15,7 @@ from pydantic import Field
 
 from hippo_assets.compile import vault_io as io
 from hippo_assets.ingest.assets import known_sources
+from hippo_assets.publish import GROUP
 from hippo_core import approvals, frontmatter
 from hippo_core.cards import parse_card
 from hippo_core.frontmatter import FrontmatterError
@@ -58,7 +59,7 @@ def _archive(vault, rel: str, text: str) -> str:
 
 
 @asset(
-    group_name="publish",
+    group_name=GROUP,
     kinds={"markdown", "git"},
     description="Archives (never deletes) staging cards unapproved after N days and duplicates of an existing "
     "card or canonical page, and moves inbox files whose content already has a source copy (left behind when "

@@ -76,6 +76,7 @@ def test_whole_graph_ingests_indexes_and_checks(settings: HippoSettings) -> None
         "source_hashes_match": True,
         "chunks_are_valid": True,
         "vectors_match_chunks": True,
+        "messages_have_vectors": True,  # evaluated by the plain run too, never left "not evaluated"
     }
 
 

@@ -6,9 +6,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dagster import DagsterInstance, materialize
+from dagster import AssetKey, DagsterInstance, materialize
 
 from hippo_assets.compile.assets import approval_requests, gate_verdicts, promotion_gates_hold
+from hippo_assets.definitions import build_definitions
 from hippo_core import approvals, frontmatter
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault
@@ -77,13 +78,17 @@ def test_edited_card_is_rejected_at_approval_and_offered_again(loop) -> None:
     assert len(lines) == 2 and lines[0].fingerprint != lines[1].fingerprint and not lines[1].ticked
 
 
-def test_dry_run_writes_nothing(loop, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dry_run_writes_nothing(loop) -> None:
     settings, instance, vault = loop
     tick_card(vault)
     vault.commit("tick")
     before, head = snapshot(vault.path), vault.git("rev-parse", "HEAD")
-    monkeypatch.setenv("HIPPO_DRY_RUN", "1")
-    result = materialize([promote_asset()], resources=loop_resources(settings), instance=instance)
+    defs = build_definitions(
+        HippoSettings.from_env({"HIPPO_DRY_RUN": "1"}, vault=settings.vault, home=settings.home)
+    )
+    result = defs.resolve_job_def("promote_job").execute_in_process(
+        instance=instance, asset_selection=[AssetKey("canonical_wiki")]
+    )
     assert result.success
     m = meta(result, "canonical_wiki")
     assert m["dry_run"] is True and m["promoted"] == 1
@@ -91,20 +96,12 @@ def test_dry_run_writes_nothing(loop, monkeypatch: pytest.MonkeyPatch) -> None:
     assert snapshot(vault.path) == before and vault.git("rev-parse", "HEAD") == head
 
 
-def promote_asset():
-    from hippo_assets.publish.assets import canonical_wiki
-
-    return canonical_wiki
-
-
-def test_auto_approve_still_runs_the_gates(
-    tmp_path: Path, embed_cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_auto_approve_still_runs_the_gates(tmp_path: Path, embed_cache: Path) -> None:
     root = make_vault(tmp_path, with_inbox=False)
     settings = HippoSettings(vault=root, home=tmp_path / "home", embed_cache_path=embed_cache)
     instance = DagsterInstance.ephemeral()
-    monkeypatch.setenv("HIPPO_AUTO_APPROVE", "1")
-    assert compile_source(settings, instance, KIWI).success
+    auto = {"ops": {"approval_requests": {"config": {"auto_approve": True}}}}
+    assert compile_source(settings, instance, KIWI, run_config=auto).success
     [line] = approvals.parse("f", approval_file(Vault(root=str(root))).read_text(encoding="utf-8"))
     assert line.ticked and line.auto
     # the source disappears before promotion: the gates run again and refuse

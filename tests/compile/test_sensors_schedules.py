@@ -13,7 +13,6 @@ from dagster import (
     build_sensor_context,
 )
 
-from hippo_assets.compile.definitions import build_loop_schedules
 from hippo_assets.definitions import build_definitions
 from hippo_core import approvals
 from hippo_core.compile_queue import PARTITIONS
@@ -97,17 +96,17 @@ def test_schedules_local_time_configurable_and_compile_schedule_requests_partiti
     tmp_path: Path, embed_cache: Path
 ) -> None:
     settings = _settings(tmp_path, embed_cache)
-    defs = build_definitions(settings, timezone="Asia/Seoul")
+    defs = build_definitions(settings.model_copy(update={"timezone": "Asia/Seoul"}))
     got = {s.name: (s.cron_schedule, s.execution_timezone, s.job_name) for s in defs.schedules}
     assert got["nightly_janitor"] == ("30 1 * * *", "Asia/Seoul", "janitor_job")
     assert got["nightly_compile"] == ("45 1 * * *", "Asia/Seoul", "compile_job")
     assert got["nightly_index_pages"] == ("25 3 * * *", "Asia/Seoul", "index_pages_job")
     assert got["approval_rounds"] == ("0 9,21 * * *", "Asia/Seoul", "promote_job")
     assert {s.name for s in defs.sensors} >= {"inbox_sensor", "compile_sensor", "approvals_sensor"}
-    custom = {
-        s.name: s.cron_schedule for s in build_loop_schedules("UTC", {"HIPPO_CRON_COMPILE": "5 2 * * *"})
-    }
-    assert custom["nightly_compile"] == "5 2 * * *"
+    custom = build_definitions(
+        HippoSettings.from_env({"HIPPO_CRON_COMPILE": "5 2 * * *"}, vault=settings.vault)
+    )
+    assert custom.get_schedule_def("nightly_compile").cron_schedule == "5 2 * * *"
 
     [compile_schedule] = [s for s in defs.schedules if s.name == "nightly_compile"]
     repo = defs.get_repository_def()  # before the test instance exists: Dagster caches its load context

@@ -1,0 +1,21 @@
+"""Every schedule runs in HIPPO_TIMEZONE, is on by default, and takes its cron from the settings."""
+
+from __future__ import annotations
+
+from dagster import DefaultScheduleStatus, ScheduleDefinition
+from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
+
+from hippo_core.settings import HippoSettings
+
+
+def schedule(
+    name: str, job: UnresolvedAssetJobDefinition, cron: str, settings: HippoSettings, description: str
+) -> ScheduleDefinition:
+    return ScheduleDefinition(
+        name=name,
+        job=job,
+        cron_schedule=cron,
+        execution_timezone=settings.timezone,
+        default_status=DefaultScheduleStatus.RUNNING,
+        description=description,
+    )
