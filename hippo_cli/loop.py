@@ -10,38 +10,24 @@ from dagster import Definitions, JobDefinition
 
 from hippo_core import approvals
 from hippo_core.cards import fingerprint
+from hippo_core.gates import latest_verdicts
 from hippo_core.settings import HippoSettings
+from hippo_core.vault_layout import GATES_DIR
 from hippo_resources import Vault
-
-
-def _lines(vault: Vault) -> list[approvals.ApprovalLine]:
-    from hippo_assets.compile.vault_io import read_text
-    from hippo_core.vault_layout import APPROVALS
-
-    out = []
-    for rel in vault.markdown_files():
-        if rel.startswith(APPROVALS + "/"):
-            out += approvals.parse(rel, read_text(vault, rel))
-    return out
 
 
 def review(settings: HippoSettings, as_json: bool = False, out: TextIO = sys.stdout) -> int:
     """Approvals waiting for a tick, and the gate failures of cards still in staging."""
-    from hippo_assets.compile.assets import latest_verdicts
-    from hippo_assets.compile.vault_io import read_text, staged_cards
-
     vault = Vault(root=str(settings.vault))
     vault.check_exists()
     waiting = []
-    for ln in _lines(vault):
-        if ln.outcome is not None:
-            continue  # already acted on
-        changed = not vault.exists(ln.card) or fingerprint(read_text(vault, ln.card)) != ln.fingerprint
+    for ln in vault.approval_lines("open", "ticked"):  # not yet acted on
+        changed = not vault.exists(ln.card) or fingerprint(vault.read_text(ln.card)) != ln.fingerprint
         waiting.append(
             {**ln.model_dump(include={"card", "title", "file", "ticked", "fingerprint"}), "changed": changed}
         )
-    verdicts = latest_verdicts(vault)
-    cards, unreadable = staged_cards(vault)
+    verdicts = latest_verdicts(vault.read_ledger(GATES_DIR))
+    cards, unreadable = vault.staged_cards()
     failures = []
     for card in cards:
         v = verdicts.get(card.path)
@@ -90,12 +76,10 @@ def review(settings: HippoSettings, as_json: bool = False, out: TextIO = sys.std
 
 def approve(settings: HippoSettings, card: str, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Tick the open box of a card (path, slug or title), exactly as a person would in Obsidian."""
-    from hippo_assets.compile.vault_io import read_text
-
     vault = Vault(root=str(settings.vault))
     vault.check_exists()
     want = card.strip().lower().removesuffix(".md")
-    open_lines = [ln for ln in _lines(vault) if not ln.ticked and ln.outcome is None]
+    open_lines = vault.approval_lines("open")
     hits = [
         ln
         for ln in open_lines
@@ -116,13 +100,13 @@ def approve(settings: HippoSettings, card: str, out: TextIO = sys.stdout, err: T
         )
         return 2
     line = hits[-1]
-    vault.write_text(line.file, approvals.tick(read_text(vault, line.file), line.line_no))
+    vault.write_text(line.file, approvals.tick(vault.read_text(line.file), line.line_no))
     print(
         f"approved {line.card} in {line.file}; promotion runs with the approvals sensor or "
         "`hippo run --job promote_job`",
         file=out,
     )
-    if not vault.exists(line.card) or fingerprint(read_text(vault, line.card)) != line.fingerprint:
+    if not vault.exists(line.card) or fingerprint(vault.read_text(line.card)) != line.fingerprint:
         print(
             "warning: the card changed since it was proposed; promotion will reject this approval", file=err
         )
@@ -140,7 +124,6 @@ def job_for(defs: Definitions, name: str) -> JobDefinition | None:
 def run_named_job(settings: HippoSettings, name: str, instance: Any, out: TextIO | None = None) -> int:
     """Run a job (or the job of a schedule) of the Definitions now, in-process on the instance. A partitioned
     compile runs once per pending source; with nothing pending it makes no run and no LLM call."""
-    from hippo_assets.compile.assets import source_documents
     from hippo_assets.definitions import build_definitions
     from hippo_cli.runner import run_job
     from hippo_core.compile_queue import PARTITIONS, partition_key_for
@@ -157,7 +140,7 @@ def run_named_job(settings: HippoSettings, name: str, instance: Any, out: TextIO
             file=out,
         )
         return 2
-    if job.partitions_def != source_documents:
+    if getattr(job.partitions_def, "name", None) != PARTITIONS:  # not the per-source compile partitions
         return 0 if run_job(job, instance, out=out) else 1
     keys = [partition_key_for(rel) for rel, _, _ in pending_sources(Vault(root=str(settings.vault)))]
     if not keys:

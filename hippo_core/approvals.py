@@ -7,16 +7,18 @@ on the same line after ` — `, so a processed line is never acted on twice.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel
-
-from hippo_core.vault_layout import APPROVALS
 
 _LINE = re.compile(
     r"^- \[(?P<box>[ xX])\] \[\[(?P<target>[^\]|]+)(?:\|(?P<label>[^\]]*))?\]\] · fp:(?P<fp>[0-9a-f]{12})"
     r"(?P<auto> · auto-approved)?(?P<rest>.*)$"
 )
 OUTCOME_SEP = " — "
+
+# open: waiting for a tick; ticked: ticked, not yet acted on; answered: the outcome is on the line.
+LineState = Literal["open", "ticked", "answered"]
 
 
 class ApprovalLine(BaseModel):
@@ -30,13 +32,10 @@ class ApprovalLine(BaseModel):
     outcome: str | None
 
     @property
-    def pending(self) -> bool:
-        """Ticked and not yet acted on."""
-        return self.ticked and self.outcome is None
-
-
-def approvals_path(date: str) -> str:
-    return f"{APPROVALS}/{date}.md"
+    def state(self) -> LineState:
+        if self.outcome is not None:
+            return "answered"
+        return "ticked" if self.ticked else "open"
 
 
 def render_line(card: str, title: str, fp: str, auto: bool = False) -> str:

@@ -8,7 +8,7 @@ never touch the disk themselves.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import PurePosixPath
 
 from pydantic import BaseModel
@@ -18,6 +18,7 @@ from hippo_core.cards import Card
 from hippo_core.chunking import split_sections
 from hippo_core.frontmatter import FrontmatterError
 from hippo_core.scanners import find_injections, find_secrets
+from hippo_core.sources import slugify
 from hippo_core.vault_layout import SOURCES, WIKI
 
 GATES: tuple[str, ...] = (
@@ -265,3 +266,27 @@ def verify_citations(
             CitationCheck(anchor=c.anchor, ok=True, reason="anchor resolves (no quote or claim to check)")
         )
     return out
+
+
+# --- where a card goes, and what was said about it ----------------------------------------------------
+def promotion_target(card: Card, pages: list[tuple[str, frontmatter.Frontmatter, str]]) -> tuple[str, bool]:
+    """Where the card goes, and whether that is a human_edit page (never overwritten).
+
+    A page with the card's title is updated where it lives now: a page a person moved to another sector
+    folder stays there (the path is the truth).
+    """
+    for path, fm, _ in pages:
+        if (fm.title or "").strip().lower() == card.title.strip().lower() and (fm.model_extra or {}).get(
+            "generated_by"
+        ) is None:
+            return path, fm.trust == "human_edit"
+    target = f"{WIKI}/{card.sector or 'general'}/{slugify(card.title)}.md"
+    for path, fm, _ in pages:
+        if path == target:
+            return path, fm.trust == "human_edit"
+    return target, False
+
+
+def latest_verdicts(records: Iterable[Mapping[str, object]]) -> dict[str, dict]:
+    """The newest verdict per card path, from the gate ledger's records in ledger order."""
+    return {str(r["card"]): dict(r) for r in records if "card" in r}

@@ -15,12 +15,12 @@ from dagster import (
 )
 from pydantic import Field
 
-from hippo_assets.compile import vault_io as io
-from hippo_assets.compile.assets import approval_requests, latest_verdicts
+from hippo_assets.clock import now, today
+from hippo_assets.compile.assets import approval_requests
 from hippo_assets.publish import GROUP
 from hippo_core import approvals, frontmatter
 from hippo_core.cards import fingerprint, parse_card, promoted_text
-from hippo_core.gates import run_gates
+from hippo_core.gates import build_facts, latest_verdicts, promotion_target, run_gates
 from hippo_core.index_pages import (
     GENERATED_BY,
     PageInfo,
@@ -31,7 +31,7 @@ from hippo_core.index_pages import (
     render_hub,
     render_index,
 )
-from hippo_core.vault_layout import APPROVALS, sector_for_path
+from hippo_core.vault_layout import GATES_DIR, LOG, PROMOTIONS_DIR, ledger_file, sector_for_path
 from hippo_resources import Vault
 
 
@@ -40,14 +40,6 @@ class PromoteConfig(Config):
         default=False,
         description="Report what would happen and write nothing (HIPPO_DRY_RUN in promote_job).",
     )
-
-
-def pending_approvals(vault: Vault) -> list[approvals.ApprovalLine]:
-    out = []
-    for rel in vault.markdown_files():
-        if rel.startswith(APPROVALS + "/"):
-            out += [ln for ln in approvals.parse(rel, io.read_text(vault, rel)) if ln.pending]
-    return out
 
 
 @asset(
@@ -61,30 +53,30 @@ def pending_approvals(vault: Vault) -> list[approvals.ApprovalLine]:
 )
 def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault: Vault) -> MaterializeResult:
     dry = config.dry_run
-    facts = io.load_facts(vault)
-    pages = io.canonical_pages(vault)
+    facts = build_facts(vault.texts())
+    pages = vault.canonical_pages()
     texts: dict[str, str] = {}  # approval files as they will be written
     touched: list[str] = []
     promoted, rejected, proposals = [], [], []
-    date = io.today()
+    date = today()
 
     def outcome(line: approvals.ApprovalLine, text: str) -> None:
-        current = texts.setdefault(line.file, io.read_text(vault, line.file))
+        current = texts.setdefault(line.file, vault.read_text(line.file))
         texts[line.file] = approvals.set_outcome(current, line.line_no, text)
 
-    for line in pending_approvals(vault):
+    for line in vault.approval_lines("ticked"):
         if not vault.exists(line.card):
             rejected.append({"card": line.card, "why": "the card is no longer in staging"})
             outcome(line, "✗ rejected: the card is no longer in staging")
             continue
-        card = parse_card(line.card, io.read_text(vault, line.card))
+        card = parse_card(line.card, vault.read_text(line.card))
         fp = fingerprint(card.text)
         if fp != line.fingerprint:
             why = f"the card changed since it was proposed (fingerprint {line.fingerprint} → {fp}); review it again"
             rejected.append({"card": card.path, "why": why})
             outcome(line, f"✗ rejected: {why}")
             continue
-        target, human = io.promotion_target(card, pages)
+        target, human = promotion_target(card, pages)
         if human:
             proposals.append({"card": card.path, "target": target})
             outcome(
@@ -107,14 +99,13 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
         if dry:
             continue
         vault.write_text(target, promoted_text(card, date))
-        vault.abs(card.path).unlink()
+        vault.delete(card.path)
         touched += [target, card.path]
-        io.append_jsonl(
-            vault,
-            f"{io.PROMOTIONS_DIR}/{date}.jsonl",
+        vault.append_ledger(
+            ledger_file(PROMOTIONS_DIR, date),
             [
                 {
-                    "ts": io.now(),
+                    "ts": now(),
                     "date": date,
                     "card": card.path,
                     "target": target,
@@ -128,9 +119,9 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
                 }
             ],
         )
-        log = io.read_text(vault, "log.md") if vault.exists("log.md") else "# Log\n"
-        vault.write_text("log.md", log.rstrip("\n") + f"\n\n## [{date}] promote | {card.title}\n")
-        touched += [f"{io.PROMOTIONS_DIR}/{date}.jsonl", "log.md"]
+        log = vault.read_text(LOG) if vault.exists(LOG) else "# Log\n"
+        vault.write_text(LOG, log.rstrip("\n") + f"\n\n## [{date}] promote | {card.title}\n")
+        touched += [ledger_file(PROMOTIONS_DIR, date), LOG]
     if not dry:
         for rel, text in texts.items():
             vault.write_text(rel, text)
@@ -159,7 +150,7 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
 def canonical_sectors_match(vault: Vault) -> AssetCheckResult:
     mismatches = [
         {"path": path, "folder": sector_for_path(path) or "", "frontmatter": fm.sector or ""}
-        for path, fm, _ in io.canonical_pages(vault)
+        for path, fm, _ in vault.canonical_pages()
         if fm.status == "canonical"
         and fm.sector
         and sector_for_path(path)
@@ -176,7 +167,7 @@ def _owned(vault: Vault, rel: str, seed_marker: str) -> bool:
     """index_pages may write a page it generated before, a missing one, or the untouched `hippo init` seed."""
     if not vault.exists(rel):
         return True
-    text = io.read_text(vault, rel)
+    text = vault.read_text(rel)
     fields = frontmatter.parse_mapping(frontmatter.split(text)[0])
     body = frontmatter.split(text)[1].strip()
     return fields.get("generated_by") == GENERATED_BY or body in (seed_marker, "")
@@ -199,22 +190,19 @@ def index_pages(context: AssetExecutionContext, vault: Vault) -> MaterializeResu
             type=fm.type,
             updated=fm.updated,
         )
-        for p, fm, _ in io.canonical_pages(vault)
+        for p, fm, _ in vault.canonical_pages()
         if fm.status == "canonical"
     ]
-    open_lines = []
-    for rel in vault.markdown_files():
-        if rel.startswith(APPROVALS + "/"):
-            open_lines += [ln for ln in approvals.parse(rel, io.read_text(vault, rel)) if not ln.ticked]
-    verdicts = latest_verdicts(vault)
-    cards, _ = io.staged_cards(vault)
+    open_lines = vault.approval_lines("open")
+    verdicts = latest_verdicts(vault.read_ledger(GATES_DIR))
+    cards, _ = vault.staged_cards()
     queues = Queues(
         inbox=len(vault.inbox_files()),
         staging=len(cards),
         pending_approvals=len(open_lines),
         gate_failures=sum(1 for c in cards if c.path in verdicts and not verdicts[c.path]["passed"]),
     )
-    recent = list(reversed(io.read_jsonl(vault, io.PROMOTIONS_DIR)))[:10]
+    recent = list(reversed(vault.read_ledger(PROMOTIONS_DIR)))[:10]
     review = [ReviewItem(card=ln.card, title=ln.title, file=ln.file) for ln in open_lines[:10]]
     wanted = {
         "HOME.md": (render_home(pages, queues, recent, review), "# Home\n\nStart here."),
@@ -224,7 +212,7 @@ def index_pages(context: AssetExecutionContext, vault: Vault) -> MaterializeResu
         wanted[hub_path(sector)] = (render_hub(sector, [p for p in pages if p.sector == sector]), "")
     written, refused = [], []
     for rel, (text, seed) in wanted.items():
-        if vault.exists(rel) and io.read_text(vault, rel) == text:
+        if vault.exists(rel) and vault.read_text(rel) == text:
             continue
         if not _owned(vault, rel, seed):
             refused.append(rel)

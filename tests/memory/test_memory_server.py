@@ -23,6 +23,12 @@ from tests.memory.test_scrub import PLANTED
 TOKEN = "memory-token-1"
 
 
+def evaluate(sensor, **context):  # noqa: ANN001, ANN201
+    """One sensor tick; the context is opened with `with`, as Dagster does (the vault resource has a teardown)."""
+    with build_sensor_context(**context) as ctx:
+        return sensor(ctx)
+
+
 @pytest.fixture
 def loaded(settings: HippoSettings, mem_resources) -> HippoSettings:
     assert load(mem_resources).success
@@ -139,7 +145,7 @@ def test_capture_writes_a_draft_to_the_inbox_and_the_sensor_ingests_it(loaded: H
 
     # The inbox sensor picks the captures up and the normal ingest turns them into sources.
     sensor = build_inbox_sensor("ingest_job")
-    result = sensor(build_sensor_context(resources={"vault": vault}))
+    result = evaluate(sensor, resources={"vault": vault})
     requested = {
         f
         for r in result.run_requests
