@@ -85,7 +85,7 @@ def locomo_export(
 def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path) -> Any:
     """Load the export through the dlt asset and index it; returns the HippoSettings of that index."""
     from hippo_assets.definitions import ASSET_CHECKS, ASSETS
-    from hippo_assets.memory.assets import claude_ai_export, conversation_chunks
+    from hippo_assets.memory.assets import LOADERS, conversation_chunks
     from hippo_cli.vault_init import init_vault
     from hippo_core.settings import HippoSettings
     from hippo_resources import build_resources
@@ -108,7 +108,7 @@ def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path)
     }
     instance = DagsterInstance.ephemeral()
     loaded = materialize(
-        [claude_ai_export, conversation_chunks], resources=resources, instance=instance, run_config=config
+        [LOADERS["claude_ai"], conversation_chunks], resources=resources, instance=instance, run_config=config
     )
     indexed = materialize([*ASSETS, *ASSET_CHECKS], resources=resources, instance=instance)
     if not (loaded.success and indexed.success):

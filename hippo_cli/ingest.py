@@ -1,19 +1,12 @@
-"""`hippo ingest`: one conversation source through dlt, then into the index, with progress."""
+"""`hippo ingest KIND [FILE]`: one conversation format's job (dlt load, then the index), with progress."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from hippo_core.settings import HippoSettings
-
-# CLI name → (job, op name, needs a FILE)
-KINDS: dict[str, tuple[str, str, bool]] = {
-    "claude-code": ("claude_code_job", "claude_code_ingest", False),
-    "codex": ("codex_job", "codex_ingest", False),
-    "chatgpt": ("chatgpt_job", "chatgpt_ingest", True),
-    "claude-ai": ("claude_ai_job", "claude_ai_ingest", True),
-}
+from hippo_core.conversations.formats import BY_CLI_NAME
+from hippo_core.settings import HippoSettings, env_names
 
 
 def ingest_conversations(
@@ -22,9 +15,9 @@ def ingest_conversations(
     from hippo_assets.definitions import build_definitions
     from hippo_cli.runner import get_instance, run_job
 
-    job_name, op, needs_file = KINDS[kind]
+    fmt = BY_CLI_NAME[kind]
     run_config: dict = {"ops": {}}
-    if needs_file:
+    if fmt.reader == "export":
         if not file:
             print(f"hippo ingest {kind}: give the export ZIP to load", file=sys.stderr)
             return 2
@@ -32,12 +25,9 @@ def ingest_conversations(
         if not path.is_file():
             print(f"hippo ingest {kind}: no file at {path}", file=sys.stderr)
             return 2
-        run_config["ops"][op] = {"config": {"paths": [str(path)]}}
+        run_config["ops"][fmt.op_name] = {"config": {"paths": [str(path)]}}
     elif file:
-        print(
-            f"hippo ingest {kind}: takes no FILE (set HIPPO_CLAUDE_PROJECTS / HIPPO_CODEX_HOME)",
-            file=sys.stderr,
-        )
+        print(f"hippo ingest {kind}: takes no FILE (set {env_names()[fmt.setting]})", file=sys.stderr)
         return 2
     if not settings.vault.is_dir():
         print(
@@ -46,6 +36,6 @@ def ingest_conversations(
         return 2
     if no_segments:
         run_config["ops"]["conversation_chunks"] = {"config": {"segments": False}}
-    job = build_definitions(settings).resolve_job_def(job_name)
-    ok = run_job(job, get_instance(), run_config, out=sys.stderr)
+    job = build_definitions(settings).resolve_job_def(fmt.job_name)
+    ok = run_job(job, get_instance(), run_config, out=sys.stderr)  # stderr looked up now, not at import
     return 0 if ok else 1

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from hippo_cli.signals import restore_interrupt_signals
+from hippo_core.conversations.formats import FORMATS
 from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError
 
@@ -216,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="load agent conversations (dlt) and index them (lane conversations)")
     common(p)
-    p.add_argument("kind", choices=["claude-code", "codex", "chatgpt", "claude-ai"])
+    p.add_argument("kind", choices=[fmt.cli_name for fmt in FORMATS])
     p.add_argument("file", nargs="?", help="export ZIP (chatgpt, claude-ai); logs are found automatically")
     p.add_argument("--no-segments", action="store_true", help="index messages only, no topic segments")
     p.set_defaults(func=cmd_ingest)

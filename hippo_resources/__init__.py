@@ -130,7 +130,7 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
             root=str(s.conversations_dir),
             claude_projects=str(s.claude_projects.expanduser()),
             codex_home=str(s.codex_home.expanduser()),
-            exports_dir=str(s.exports_dir.expanduser()),
+            exports=str(s.exports_dir.expanduser()),
             pg_dsn=_secret(s, "pg_dsn", env_secrets),
         ),
     )

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING
 import polars as pl
 from dagster import ConfigurableResource
 
+from hippo_core.conversations.formats import BY_NAME, FORMATS, Format
+
 if TYPE_CHECKING:
     import dlt
 
-TABLES = ("conversations", "messages")
-SOURCES = ("claude_code", "codex", "chatgpt", "claude_ai")
+SOURCES = tuple(fmt.name for fmt in FORMATS)  # the formats whose loads `read` gathers
 
 
 class ConversationStore(ConfigurableResource):
@@ -27,15 +28,19 @@ class ConversationStore(ConfigurableResource):
     root: str
     claude_projects: str
     codex_home: str
-    exports_dir: str
+    exports: str
     pg_dsn: str | None = None
 
     @property
     def path(self) -> Path:
         return Path(self.root)
 
+    def location(self, fmt: Format) -> str:
+        """Where a format's files are: the field named like the format's setting."""
+        return getattr(self, fmt.setting)
+
     def dataset(self, source: str) -> str:
-        return f"hippo_conversations_{source}"
+        return BY_NAME[source].dataset_name
 
     def pipeline(self, source: str) -> dlt.Pipeline:
         """The dlt pipeline of one source format; its state lives with the data it loaded."""
@@ -46,7 +51,7 @@ class ConversationStore(ConfigurableResource):
         else:
             destination = dlt.destinations.filesystem(bucket_url=(self.path / "dlt").resolve().as_uri())
         return dlt.pipeline(
-            pipeline_name=f"hippo_{source}",
+            pipeline_name=BY_NAME[source].pipeline_name,
             pipelines_dir=str(self.path / "pipelines"),
             destination=destination,
             dataset_name=self.dataset(source),

@@ -1,4 +1,5 @@
-"""Domain `memory`: one dlt asset per conversation format, conversation chunks, and `memory_job`."""
+"""Domain `memory`: one dlt asset per conversation format, conversation chunks, `memory_job`, and one job
+per format for `hippo ingest KIND` (all generated from `hippo_core.conversations.formats.FORMATS`)."""
 
 from __future__ import annotations
 
@@ -6,35 +7,29 @@ from dagster import AssetSelection, Definitions, define_asset_job
 
 from hippo_assets.index import GROUP as INDEX
 from hippo_assets.memory import GROUP
-from hippo_assets.memory.assets import (
-    chatgpt_export,
-    claude_ai_export,
-    claude_code_log,
-    codex_log,
-    conversation_chunks,
-)
+from hippo_assets.memory.assets import LOADERS, conversation_chunks
+from hippo_core.conversations.formats import FORMATS
 from hippo_core.settings import HippoSettings
 
 # Not in refresh_job: `hippo run` never reads ~/.claude or ~/.codex unasked.
-ASSETS = [claude_code_log, codex_log, chatgpt_export, claude_ai_export, conversation_chunks]
+ASSETS = [*LOADERS.values(), conversation_chunks]
 
 memory_job = define_asset_job(
     "memory_job",
     selection=AssetSelection.groups(GROUP, INDEX),
     description="Agent logs and chat exports (dlt) → conversation chunks → chunks → embeddings → lexical index.",
 )
-
-
-# One job per format, for `hippo ingest KIND`: that format's loader, then conversation chunks and the index.
-FORMAT_JOBS = {
-    loader.key.to_user_string().rsplit("_", 1)[0]: define_asset_job(
-        f"{loader.key.to_user_string().rsplit('_', 1)[0]}_job",
-        selection=AssetSelection.assets(loader, conversation_chunks) | AssetSelection.groups(INDEX),
-        description="One conversation format (dlt) → conversation chunks → chunks → embeddings → lexical index.",
+FORMAT_JOBS = [
+    define_asset_job(
+        fmt.job_name,
+        selection=AssetSelection.assets(LOADERS[fmt.name], conversation_chunks)
+        | AssetSelection.groups(INDEX),
+        description=f"{fmt.label} (dlt) → conversation chunks → chunks → embeddings → lexical index "
+        f"(`hippo ingest {fmt.cli_name}`).",
     )
-    for loader in (claude_code_log, codex_log, chatgpt_export, claude_ai_export)
-}
+    for fmt in FORMATS
+]
 
 
 def definitions(settings: HippoSettings) -> Definitions:
-    return Definitions(assets=ASSETS, jobs=[memory_job, *FORMAT_JOBS.values()])
+    return Definitions(assets=ASSETS, jobs=[memory_job, *FORMAT_JOBS])

@@ -9,18 +9,12 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, materialize
 
-from hippo_assets.memory.assets import (
-    chatgpt_export,
-    claude_ai_export,
-    claude_code_log,
-    codex_log,
-    conversation_chunks,
-)
+from hippo_assets.memory.assets import LOADERS, conversation_chunks
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "conversations"
-DLT_ASSETS = [claude_code_log, codex_log, chatgpt_export, claude_ai_export]
+DLT_ASSETS = list(LOADERS.values())
 CLAUDE_SESSION = "3f1c2a9e-7b4d-4e2a-9c1f-0a1b2c3d4e5f"
 CHATGPT_ID = "6761a2b3-0000-4000-8000-000000000001"
 
