@@ -79,10 +79,16 @@ def parse(file: str, text: str) -> list[ApprovalLine]:
     return out
 
 
-def set_outcome(text: str, line_no: int, outcome: str) -> str:
-    """Write the outcome next to the box (line endings and every other line kept as they are)."""
+def set_outcome(text: str, line_no: int, outcome: str, link_to: str | None = None) -> str:
+    """Write the outcome next to the box (line endings and every other line kept as they are); `link_to`
+    points the line's link at the page the card became (the staging card is gone after promotion)."""
     lines = text.split("\n")
-    lines[line_no] = f"{lines[line_no].rstrip()}{OUTCOME_SEP}{outcome}"
+    line = lines[line_no].rstrip()
+    m = _LINE.match(line)
+    if link_to and m:
+        start, end = m.span("target")
+        line = line[:start] + link_to.removesuffix(".md") + line[end:]
+    lines[line_no] = f"{line}{OUTCOME_SEP}{outcome}"
     return "\n".join(lines)
 
 

@@ -24,7 +24,7 @@ from hippo_assets.compile.related import related_pages, tokenizer
 from hippo_assets.index.assets import lexical_index
 from hippo_assets.ingest.assets import sources
 from hippo_core import approvals, frontmatter
-from hippo_core.cards import Card, fingerprint, render_card, staging_path
+from hippo_core.cards import Card, CompileOutput, fingerprint, render_card, staging_path
 from hippo_core.compile_offline import (
     OFFLINE_COMPILER,
     OFFLINE_JUDGE,
@@ -37,12 +37,12 @@ from hippo_core.gates import (
     CitationCheck,
     VaultFacts,
     build_facts,
+    check_card,
     gate_row,
     latest_verdicts,
     promotion_target,
     run_gates,
     split_anchor,
-    verify_citations,
 )
 from hippo_core.sources import read_source_file
 from hippo_core.vault_layout import COMPILE_LOG, GATES_DIR, SOURCES, approvals_file, ledger_file
@@ -76,7 +76,8 @@ def staging_cards(
         raise Failure(f"no source copy {src}: the partition names a document that is not in {SOURCES}/")
     text = vault.read_text(src)
     fm, body = frontmatter.parse(text, src)
-    digest = read_source_file(src, text).content_hash
+    source = read_source_file(src, text)
+    digest = source.content_hash
     usage = Usage()
     if (src, digest) in compiled(vault.read_ledger(COMPILE_LOG)) and not config.force:
         context.log.info(f"{src} was already compiled at this content: nothing to do (no LLM call)")
@@ -97,6 +98,8 @@ def staging_cards(
             output, usage = llm.compile(src, text, related)
         except LLMError as exc:
             raise Failure(str(exc)) from None
+        # the source decides the lineage, not the model: a card is of its source's lineage (or of none)
+        output = with_lineage(output, source.lineage)
     else:
         compiler = OFFLINE_COMPILER
         output = offline_compile(src, text, related)
@@ -128,7 +131,7 @@ def staging_cards(
         ],
     )
     touched.append(COMPILE_LOG)
-    commit = vault.commit(f"compile: {len(written)} card(s) from {src}", touched)
+    vault.commit_at_run_end(f"compile: {len(written)} card(s) from {src}", touched)
     return MaterializeResult(
         metadata={
             "source": src,
@@ -140,9 +143,12 @@ def staging_cards(
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
             "total_tokens": usage.total,
-            "git_commit": commit or "",
         }
     )
+
+
+def with_lineage(output: CompileOutput, lineage: str | None) -> CompileOutput:
+    return CompileOutput(cards=[d.model_copy(update={"lineage": lineage}) for d in output.cards])
 
 
 class GateConfig(Config):
@@ -198,11 +204,11 @@ def gate_verdicts(
         prev = previous.get(card.path)
         if prev and prev.get("fingerprint") == fp and not config.rejudge:
             continue  # unchanged since its verdict: no second judge call
-        gates = run_gates(card, facts, promotion_target(card, pages)[0])
-        checks = verify_citations(card, facts, tokenizer().tokenize)
+        check = check_card(card, facts, promotion_target(card, pages)[0], tokenizer().tokenize)
+        checks = check.citations
         judge_by, judge = _judge(card, checks, facts, llm, usage_box)
-        failed = [{"gate": g.gate, "why": g.reason} for g in gates if not g.passed]
-        passed = not failed and all(c.ok for c in checks) and judge["decision"] == "accept"
+        failed = [{"gate": g.gate, "why": g.reason} for g in check.gates if not g.passed]
+        passed = check.passed and judge["decision"] == "accept"
         records.append(
             {
                 "ts": now(),
@@ -221,7 +227,8 @@ def gate_verdicts(
             )
     ledger = ledger_file(GATES_DIR, today())
     vault.append_ledger(ledger, records)
-    commit = vault.commit(f"gates: {len(records)} verdict(s)", [ledger]) if records else None
+    if records:
+        vault.commit_at_run_end(f"gates: {len(records)} verdict(s)", [ledger])
     usage = usage_box[0]
     return MaterializeResult(
         metadata={
@@ -235,7 +242,6 @@ def gate_verdicts(
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
             "total_tokens": usage.total,
-            "git_commit": commit or "",
         }
     )
 
@@ -303,18 +309,12 @@ def approval_requests(
         if (c.path, fingerprint(c.text)) not in listed
     ]
     target = approvals_file(today())
-    commit = None
     if lines:
         text = vault.read_text(target) if vault.exists(target) else approvals.new_file(today())
         if not text.endswith("\n"):
             text += "\n"
         vault.write_text(target, text + "\n".join(lines) + "\n")
-        commit = vault.commit(f"approvals: {len(lines)} card(s) to review", [target])
+        vault.commit_at_run_end(f"approvals: {len(lines)} card(s) to review", [target])
     return MaterializeResult(
-        metadata={
-            "requested": len(lines),
-            "auto_approved": auto,
-            "file": target if lines else "",
-            "git_commit": commit or "",
-        }
+        metadata={"requested": len(lines), "auto_approved": auto, "file": target if lines else ""}
     )

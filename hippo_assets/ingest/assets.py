@@ -80,7 +80,8 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             ingested.append(copy.path)
             context.log.info(f"ingested {rel} → {copy.path}")
         touched += [rel, vault.move(rel, f"{INBOX_PROCESSED}/{name}")]
-    commit = vault.commit(f"ingest: {len(ingested)} new source(s)", touched) if touched else None
+    if touched:
+        vault.commit_at_run_end(f"ingest: {len(ingested)} new source(s)", touched)
     return MaterializeResult(
         metadata={
             "ingested": len(ingested),
@@ -92,7 +93,6 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             "unsupported_files": MetadataValue.json(skipped),
             "not_in_inbox": MetadataValue.json(missing),
             "total_sources": len(known),
-            "git_commit": commit or "",
         }
     )
 

@@ -17,10 +17,12 @@ from pydantic import Field
 
 from hippo_assets.clock import now, today
 from hippo_assets.compile.assets import approval_requests
+from hippo_assets.compile.related import tokenizer
 from hippo_assets.publish import GROUP
 from hippo_core import approvals, frontmatter
 from hippo_core.cards import fingerprint, parse_card, promoted_text
-from hippo_core.gates import build_facts, latest_verdicts, promotion_target, run_gates
+from hippo_core.gates import build_facts, check_card, latest_verdicts, promotion_target
+from hippo_core.governance import CANONICAL_STATUSES
 from hippo_core.index_pages import (
     GENERATED_BY,
     PageInfo,
@@ -46,10 +48,11 @@ class PromoteConfig(Config):
     group_name=GROUP,
     kinds={"markdown", "git"},
     deps=[approval_requests],
-    description="Ticked approvals whose fingerprint still matches: every gate runs again, the card moves to "
-    "20-wiki/<sector>/<slug>.md with status canonical, 90-system/promotions/<date>.jsonl and log.md get a line, "
-    "and the run makes one git commit. A human_edit page is never overwritten (the card becomes a proposal). "
-    "`dry_run` (HIPPO_DRY_RUN in promote_job) writes nothing and reports the plan.",
+    description="Ticked approvals whose fingerprint still matches: the same check as at verdict time (the seven "
+    "gates and citation verification) runs again, the card moves to 20-wiki/<sector>/<slug>.md with status "
+    "canonical, the approval line links to the page, 90-system/promotions/<date>.jsonl and log.md get a line; "
+    "the run makes one git commit. A human_edit or verified page is never overwritten (the card becomes a "
+    "proposal). `dry_run` (HIPPO_DRY_RUN in promote_job) writes nothing and reports the plan.",
 )
 def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault: Vault) -> MaterializeResult:
     dry = config.dry_run
@@ -60,9 +63,9 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
     promoted, rejected, proposals = [], [], []
     date = today()
 
-    def outcome(line: approvals.ApprovalLine, text: str) -> None:
+    def outcome(line: approvals.ApprovalLine, text: str, link_to: str | None = None) -> None:
         current = texts.setdefault(line.file, vault.read_text(line.file))
-        texts[line.file] = approvals.set_outcome(current, line.line_no, text)
+        texts[line.file] = approvals.set_outcome(current, line.line_no, text, link_to)
 
     for line in vault.approval_lines("ticked"):
         if not vault.exists(line.card):
@@ -76,11 +79,11 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
             rejected.append({"card": card.path, "why": why})
             outcome(line, f"✗ rejected: {why}")
             continue
-        target, human = promotion_target(card, pages)
-        if human:
+        target, protected = promotion_target(card, pages)
+        if protected:
             proposals.append({"card": card.path, "target": target})
             outcome(
-                line, f"↺ not promoted: {target} is a human_edit page; the card stays as a proposal for it"
+                line, f"↺ not promoted: {target} is a {protected} page; the card stays as a proposal for it"
             )
             if not dry:
                 raw, body = frontmatter.split(card.text)
@@ -88,14 +91,14 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
                 vault.write_text(card.path, frontmatter.render(fields, body.lstrip("\n")))
                 touched.append(card.path)
             continue
-        failed = [g for g in run_gates(card, facts, target) if not g.passed]
+        failed = check_card(card, facts, target, tokenizer().tokenize).failures
         if failed:
-            why = "; ".join(f"gate {g.gate}: {g.reason}" for g in failed)
+            why = "; ".join(failed)
             rejected.append({"card": card.path, "why": why})
             outcome(line, f"✗ rejected at promotion: {why}")
             continue
         promoted.append({"card": card.path, "target": target, "title": card.title})
-        outcome(line, f"✓ promoted → [[{target.removesuffix('.md')}]] ({date})")
+        outcome(line, f"✓ promoted → [[{target.removesuffix('.md')}]] ({date})", link_to=target)
         if dry:
             continue
         vault.write_text(target, promoted_text(card, date))
@@ -126,7 +129,8 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
         for rel, text in texts.items():
             vault.write_text(rel, text)
             touched.append(rel)
-    commit = vault.commit(f"promote: {len(promoted)} page(s)", sorted(set(touched))) if touched else None
+    if touched:
+        vault.commit_at_run_end(f"promote: {len(promoted)} page(s)", sorted(set(touched)))
     return MaterializeResult(
         metadata={
             "dry_run": dry,
@@ -136,7 +140,6 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
             "promoted_pages": MetadataValue.json(promoted),
             "rejections": MetadataValue.json(rejected),
             "proposal_cards": MetadataValue.json(proposals),
-            "git_commit": commit or "",
         }
     )
 
@@ -151,7 +154,7 @@ def canonical_sectors_match(vault: Vault) -> AssetCheckResult:
     mismatches = [
         {"path": path, "folder": sector_for_path(path) or "", "frontmatter": fm.sector or ""}
         for path, fm, _ in vault.canonical_pages()
-        if fm.status == "canonical"
+        if fm.status in CANONICAL_STATUSES
         and fm.sector
         and sector_for_path(path)
         and fm.sector != sector_for_path(path)
@@ -191,7 +194,7 @@ def index_pages(context: AssetExecutionContext, vault: Vault) -> MaterializeResu
             updated=fm.updated,
         )
         for p, fm, _ in vault.canonical_pages()
-        if fm.status == "canonical"
+        if fm.status in CANONICAL_STATUSES
     ]
     open_lines = vault.approval_lines("open")
     verdicts = latest_verdicts(vault.read_ledger(GATES_DIR))
@@ -220,13 +223,13 @@ def index_pages(context: AssetExecutionContext, vault: Vault) -> MaterializeResu
             continue
         vault.write_text(rel, text)
         written.append(rel)
-    commit = vault.commit(f"index pages: {len(written)} updated", written) if written else None
+    if written:
+        vault.commit_at_run_end(f"index pages: {len(written)} updated", written)
     return MaterializeResult(
         metadata={
             "canonical_pages": len(pages),
             "written": MetadataValue.json(written),
             "left_alone": MetadataValue.json(refused),
             "queues": MetadataValue.json(queues.model_dump()),
-            "git_commit": commit or "",
         }
     )

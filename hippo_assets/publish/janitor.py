@@ -17,6 +17,8 @@ from hippo_assets.clock import now
 from hippo_assets.publish import GROUP
 from hippo_core import frontmatter
 from hippo_core.frontmatter import FrontmatterError
+from hippo_core.gates import page_lineage
+from hippo_core.governance import CANONICAL_STATUSES
 from hippo_core.sources import body_hash, make_source_copy
 from hippo_core.text_input import BadTextError
 from hippo_core.vault_layout import ARCHIVE, INBOX_PROCESSED, INBOX_SUFFIXES, JANITOR_DIR, ledger_file
@@ -50,8 +52,10 @@ def janitor(context: AssetExecutionContext, config: JanitorConfig, vault: Vault)
     today = dt.date.fromisoformat(config.today) if config.today else dt.date.today()
     cutoff = today - dt.timedelta(days=config.max_age_days)
     ticked = {ln.card for ln in vault.approval_lines("ticked")}
-    canonical_titles = {
-        (fm.title or "").strip().lower() for _, fm, _ in vault.canonical_pages() if fm.status == "canonical"
+    canonical_titles = {  # one term may have a page in each lineage
+        ((fm.title or "").strip().lower(), page_lineage(fm))
+        for _, fm, _ in vault.canonical_pages()
+        if fm.status in CANONICAL_STATUSES
     }
     actions, touched = [], []
     seen_bodies: dict[str, str] = {}
@@ -65,7 +69,7 @@ def janitor(context: AssetExecutionContext, config: JanitorConfig, vault: Vault)
             continue
         digest = body_hash(card.body)
         why = None
-        if card.title.strip().lower() in canonical_titles and not card.proposal_for:
+        if (card.title.strip().lower(), card.lineage) in canonical_titles and not card.proposal_for:
             why = "duplicate of a canonical page with the same title"
         elif digest in seen_bodies:
             why = f"duplicate of {seen_bodies[digest]}"
@@ -107,12 +111,12 @@ def janitor(context: AssetExecutionContext, config: JanitorConfig, vault: Vault)
             )
     ledger = ledger_file(JANITOR_DIR, today.isoformat())
     vault.append_ledger(ledger, actions)
-    commit = vault.commit(f"janitor: {len(actions)} action(s)", [*touched, ledger]) if actions else None
+    if actions:
+        vault.commit_at_run_end(f"janitor: {len(actions)} action(s)", [*touched, ledger])
     return MaterializeResult(
         metadata={
             "archived": sum(a["action"] == "archive" for a in actions),
             "inbox_released": sum(a["action"] == "release-inbox" for a in actions),
             "actions": MetadataValue.json(actions),
-            "git_commit": commit or "",
         }
     )

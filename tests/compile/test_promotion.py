@@ -194,4 +194,10 @@ def test_blocking_gate_check_fails_when_an_offered_card_no_longer_passes(loop) -
             "why": "source copy '10-sources/kiwi-notes.md' is not in 10-sources/",
         },
         {"card": CARD, "gate": "wikilink", "why": "none of its links resolves: 10-sources/kiwi-notes"},
+        {
+            "card": CARD,
+            "gate": "citation_anchor",
+            "why": "citation 10-sources/kiwi-notes.md#Kiwi 형태소 분석기 메모: "
+            "no document '10-sources/kiwi-notes.md' in 10-sources/ or 20-wiki/",
+        },
     ]
