@@ -121,7 +121,13 @@ def job_for(defs: Definitions, name: str) -> JobDefinition | None:
     return defs.resolve_job_def(job_name) if job_name in jobs else None
 
 
-def run_named_job(settings: HippoSettings, name: str, instance: Any, out: TextIO | None = None) -> int:
+def run_named_job(
+    settings: HippoSettings,
+    name: str,
+    instance: Any,
+    out: TextIO | None = None,
+    run_config: dict[str, Any] | None = None,
+) -> int:
     """Run a job (or the job of a schedule) of the Definitions now, in-process on the instance. A partitioned
     compile runs once per pending source; with nothing pending it makes no run and no LLM call."""
     from hippo_assets.definitions import build_definitions
@@ -141,11 +147,11 @@ def run_named_job(settings: HippoSettings, name: str, instance: Any, out: TextIO
         )
         return 2
     if getattr(job.partitions_def, "name", None) != PARTITIONS:  # not the per-source compile partitions
-        return 0 if run_job(job, instance, out=out) else 1
+        return 0 if run_job(job, instance, run_config, out=out) else 1
     keys = [partition_key_for(rel) for rel, _, _ in pending_sources(Vault(root=str(settings.vault)))]
     if not keys:
         print("nothing to compile: every source is compiled at its current content (no LLM call)", file=out)
         return 0
     instance.add_dynamic_partitions(PARTITIONS, keys)
-    ok = [run_job(job, instance, partition_key=key, out=out) for key in keys]
+    ok = [run_job(job, instance, run_config, partition_key=key, out=out) for key in keys]
     return 0 if all(ok) else 1

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+import yaml
+
 from hippo_cli.signals import restore_interrupt_signals
 from hippo_core.conversations.formats import FORMATS
 from hippo_core.settings import HippoSettings
@@ -45,19 +47,31 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    run_config = None
+    if args.config:
+        try:
+            run_config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            print(f"hippo run: cannot read the run config {args.config}: {exc}", file=sys.stderr)
+            return 2
+        if not isinstance(run_config, dict):
+            print(f"hippo run: the run config {args.config} is not a mapping", file=sys.stderr)
+            return 2
     if getattr(args, "job", None):
         from hippo_cli.loop import run_named_job
 
-        return run_named_job(settings, args.job, get_instance())
-    return run_refresh(settings, args.select, args.force, get_instance())
+        return run_named_job(settings, args.job, get_instance(), run_config=run_config)
+    return run_refresh(settings, args.select, args.force, get_instance(), run_config)
 
 
-def run_refresh(settings: HippoSettings, select: str | None, force: bool, instance: object) -> int:
+def run_refresh(
+    settings: HippoSettings, select: str | None, force: bool, instance: object, run_config: dict | None = None
+) -> int:
     """`hippo run`: the Definitions' refresh_job (or the selected part of it), as the nightly schedule runs it."""
     from dagster import AssetSelection
 
     from hippo_assets.definitions import build_definitions
-    from hippo_cli.runner import run_job
+    from hippo_cli.runner import merged_config, run_job
 
     defs = build_definitions(settings)
     job = defs.resolve_job_def("refresh_job")
@@ -73,8 +87,9 @@ def run_refresh(settings: HippoSettings, select: str | None, force: bool, instan
                 file=sys.stderr,
             )
             return 2
-    run_config = {"ops": {"embeddings": {"config": {"force": True}}}} if force else None
-    return 0 if run_job(job, instance, run_config, asset_selection=keys) else 1  # type: ignore[arg-type]
+    forced = {"ops": {"embeddings": {"config": {"force": True}}}} if force else None
+    config = merged_config(run_config, forced)
+    return 0 if run_job(job, instance, config, asset_selection=keys) else 1  # type: ignore[arg-type]
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -200,6 +215,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--job",
         help="run any job of the Definitions, or a schedule's job, now: compile_job, promote_job, nightly_refresh, ...",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="run config (YAML or JSON, as in the UI's launchpad), merged over the job's",
     )
     p.set_defaults(func=cmd_run)
 
