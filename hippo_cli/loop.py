@@ -16,8 +16,9 @@ from hippo_core.vault_layout import GATES_DIR
 from hippo_resources import Vault
 
 
-def review(settings: HippoSettings, as_json: bool = False, out: TextIO = sys.stdout) -> int:
+def review(settings: HippoSettings, as_json: bool = False, out: TextIO | None = None) -> int:
     """Approvals waiting for a tick, and the gate failures of cards still in staging."""
+    out = out or sys.stdout  # looked up at call time: a default bound at import outlives a swapped stdout
     vault = Vault(root=str(settings.vault))
     vault.check_exists()
     waiting = []
@@ -74,8 +75,9 @@ def review(settings: HippoSettings, as_json: bool = False, out: TextIO = sys.std
     return 0
 
 
-def approve(settings: HippoSettings, card: str, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def approve(settings: HippoSettings, card: str, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Tick the open box of a card (path, slug or title), exactly as a person would in Obsidian."""
+    out, err = out or sys.stdout, err or sys.stderr
     vault = Vault(root=str(settings.vault))
     vault.check_exists()
     want = card.strip().lower().removesuffix(".md")

@@ -68,7 +68,7 @@ def run_refresh(
     settings: HippoSettings, select: str | None, force: bool, instance: object, run_config: dict | None = None
 ) -> int:
     """`hippo run`: the Definitions' refresh_job (or the selected part of it), as the nightly schedule runs it."""
-    from dagster import AssetSelection
+    from dagster import AssetSelection, DagsterError
 
     from hippo_assets.definitions import build_definitions
     from hippo_cli.runner import merged_config, run_job
@@ -77,13 +77,16 @@ def run_refresh(
     job = defs.resolve_job_def("refresh_job")
     keys = None
     if select:
-        in_job = job.asset_layer.selected_asset_keys
-        keys = AssetSelection.from_string(select).resolve(defs.resolve_asset_graph())
-        if not keys or not keys <= in_job:
-            others = ", ".join(sorted(k.to_user_string() for k in keys - in_job)) or "nothing"
+        # the selection is read within refresh_job, as it was read within the indexing graph before jobs
+        try:
+            keys = AssetSelection.from_string(select).resolve(defs.resolve_asset_graph())
+        except DagsterError as exc:
+            print(f"hippo run: --select {select!r}: {exc}", file=sys.stderr)
+            return 2
+        keys &= job.asset_layer.selected_asset_keys
+        if not keys:
             print(
-                f"hippo run: --select {select!r} must name assets of refresh_job (it names {others}); "
-                "other assets run with --job",
+                f"hippo run: --select {select!r} names no asset of refresh_job; other assets run with --job",
                 file=sys.stderr,
             )
             return 2

@@ -3,6 +3,8 @@ the nightly compile schedule and the compile sensor."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dagster import (
     AssetSelection,
     DefaultScheduleStatus,
@@ -12,7 +14,6 @@ from dagster import (
     define_asset_job,
     schedule,
 )
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 from hippo_assets.compile import GROUP
 from hippo_assets.compile.assets import (
@@ -26,6 +27,9 @@ from hippo_core.compile_queue import PARTITIONS
 from hippo_core.settings import HippoSettings
 from hippo_resources import Ledger, Vault
 from sensors.compile import build_compile_sensor, compile_requests
+
+if TYPE_CHECKING:
+    from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 ASSETS = [staging_cards, gate_verdicts, approval_requests]
 CHECKS = [promotion_gates_hold]

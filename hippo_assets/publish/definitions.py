@@ -7,14 +7,18 @@ run left behind, so nothing waits forever in front of a person.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dagster import AssetSelection, Definitions, define_asset_job
-from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 from hippo_assets.publish.assets import canonical_sectors_match, canonical_wiki, index_pages
 from hippo_assets.publish.janitor import janitor
 from hippo_assets.schedules import schedule
 from hippo_core.settings import HippoSettings
 from sensors.publish import build_approvals_sensor
+
+if TYPE_CHECKING:
+    from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition
 
 ASSETS = [canonical_wiki, index_pages, janitor]
 CHECKS = [canonical_sectors_match]
