@@ -172,7 +172,7 @@ def _describe(entry: Any, summary: list[str]) -> str | None:
     event: DagsterEvent | None = entry.dagster_event
     if event is None:
         msg = entry.user_message or ""
-        return f"  {entry.step_key}: {msg}" if entry.level >= 20 and msg else None
+        return f"  {entry.step_key or 'run'}: {msg}" if entry.level >= 20 and msg else None
     kind = event.event_type
     if kind == DagsterEventType.STEP_START:
         return f"▶ {event.step_key}"
