@@ -97,15 +97,16 @@ def _hippo(data: bytes, name: str) -> str:
     return extract(data, name).markdown
 
 
+_MARKITDOWN = None
+
+
 def _markitdown(data: bytes, name: str) -> str:
     from markitdown import MarkItDown, StreamInfo
 
+    global _MARKITDOWN
+    _MARKITDOWN = _MARKITDOWN or MarkItDown(enable_plugins=False)  # built once, as a service would
     suffix = "." + name.rsplit(".", 1)[-1]
-    return (
-        MarkItDown(enable_plugins=False)
-        .convert_stream(io.BytesIO(data), stream_info=StreamInfo(extension=suffix))
-        .markdown
-    )
+    return _MARKITDOWN.convert_stream(io.BytesIO(data), stream_info=StreamInfo(extension=suffix)).markdown
 
 
 _MIME = {
@@ -326,24 +327,30 @@ def _pct(value: float | None) -> str:
 
 
 def render(rows: list[Row], fixtures: list[Fixture]) -> str:
+    """The table; `× hippo` is each time over the product reader's time on the same file in this run."""
     units = {(f.fmt, f.lang): f for f in fixtures}
+    hippo_ms = {(r.fmt, r.lang): r.ms for r in rows if r.candidate.startswith("hippo")}
     lines = [
-        "| format | lang | library | recall % | precision % | headings % | table rows % | anchors % | ms/doc | note |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|---|",
+        "| format | lang | library | recall % | precision % | headings % | table rows % | anchors % "
+        "| ms/doc | × hippo | note |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
+    missing = sorted({r.candidate for r in rows if r.note.startswith("not installed")})
     for r in rows:
+        if r.note.startswith("not installed"):
+            continue
         f = units[(r.fmt, r.lang)]
-        size = (
-            f"{f.units} {'pages' if f.fmt == 'pdf' else 'slides' if f.fmt == 'pptx' else 'sheets'}"
-            if f.units > 1
-            else ""
-        )
+        kind = {"pdf": "pages", "pptx": "slides", "xlsx": "sheets"}.get(f.fmt, "")
+        base = hippo_ms.get((r.fmt, r.lang))
         ms = "-" if r.ms is None else f"{r.ms:.1f}"
-        note = r.note or size
+        ratio = "-" if r.ms is None or not base else f"{r.ms / base:.2f}"
+        note = r.note or (f"{f.units} {kind}" if f.units > 1 else "")
         lines.append(
             f"| {r.fmt} | {r.lang} | {r.candidate} | {_pct(r.recall)} | {_pct(r.precision)} | {_pct(r.headings)} "
-            f"| {_pct(r.tables)} | {_pct(r.anchors)} | {ms} | {note} |"
+            f"| {_pct(r.tables)} | {_pct(r.anchors)} | {ms} | {ratio} | {note} |"
         )
+    if missing:
+        lines.append(f"\nNot installed here, so not measured: {', '.join(missing)}.")
     return "\n".join(lines)
 
 

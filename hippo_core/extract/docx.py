@@ -14,30 +14,39 @@ from hippo_core.extract.zipguard import open_zip
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 
 
-def _heading_level(paragraph) -> int:
-    """1–6 for a heading paragraph, else 0: the style name (`Heading 2`, `Title`) or an outline level."""
-    style = paragraph.style
+def _outline_level(ppr) -> int:
+    """1–6 from a `w:outlineLvl` in paragraph properties (0-based there; 9 means body text)."""
+    outline = ppr.find(f"{_W}outlineLvl") if ppr is not None else None
+    value = outline.get(f"{_W}val") if outline is not None else None
+    return min(int(value) + 1, 6) if value is not None and value.isdigit() and int(value) < 9 else 0
+
+
+def _style_kind(style) -> tuple[int, bool]:
+    """(heading level or 0, is a list style) of a paragraph style: its name, else its outline level."""
     name = (style.name or "").lower() if style is not None else ""
+    is_list = name.startswith(("list bullet", "list number"))
     if name == "title":
-        return 1
-    if name.startswith("heading "):
-        digits = name.removeprefix("heading ").strip()
-        if digits.isdigit():
-            return min(int(digits), 6)
-    for source in (paragraph._p.pPr, style.element.pPr if style is not None else None):
-        outline = source.find(f"{_W}outlineLvl") if source is not None else None
-        value = outline.get(f"{_W}val") if outline is not None else None
-        if value is not None and value.isdigit() and int(value) < 9:
-            return min(int(value) + 1, 6)
-    return 0
+        return 1, is_list
+    digits = name.removeprefix("heading ").strip()
+    if name.startswith("heading ") and digits.isdigit():
+        return min(int(digits), 6), is_list
+    return (_outline_level(style.element.pPr) if style is not None else 0), is_list
 
 
-def _is_list_item(paragraph) -> bool:
-    ppr = paragraph._p.pPr
-    if ppr is not None and ppr.find(f"{_W}numPr") is not None:
-        return True
-    style = paragraph.style
-    return style is not None and (style.name or "").lower().startswith(("list bullet", "list number"))
+class _StyleCache:
+    """python-docx looks a paragraph's style up by scanning every style; do it once per style id."""
+
+    def __init__(self) -> None:
+        self.kinds: dict[str | None, tuple[int, bool]] = {}
+
+    def kind(self, paragraph) -> tuple[int, bool]:
+        key = paragraph._p.style
+        if key not in self.kinds:
+            self.kinds[key] = _style_kind(paragraph.style)
+        level, is_list = self.kinds[key]
+        ppr = paragraph._p.pPr
+        level = _outline_level(ppr) or level
+        return level, is_list or (ppr is not None and ppr.find(f"{_W}numPr") is not None)
 
 
 def _table_rows(table) -> list[list[str]]:
@@ -60,6 +69,7 @@ def read_docx(data: bytes, limits: ExtractLimits) -> Extraction:
     open_zip(data, "DOCX", limits, required=("[Content_Types].xml", "word/document.xml")).close()
     document = docx.Document(io.BytesIO(data))
     blocks: list[str] = []
+    styles = _StyleCache()
     size = 0
     for item in document.iter_inner_content():
         if isinstance(item, docx.table.Table):
@@ -68,10 +78,10 @@ def read_docx(data: bytes, limits: ExtractLimits) -> Extraction:
             text = item.text
             if not text.strip():
                 continue
-            level = _heading_level(item)
+            level, is_list = styles.kind(item)
             if level:
                 block = md.heading(level, text)
-            elif _is_list_item(item):
+            elif is_list:
                 block = "- " + md.paragraph(text).replace("\n", " ")
             else:
                 block = md.paragraph(text)

@@ -82,3 +82,49 @@ def test_long_sheet_is_cut_into_tables_that_keep_their_header() -> None:
     assert len(blocks) > 2
     assert all(b.startswith("| 날짜 | 온도 | 습도 | 메모 |\n| --- |") for b in blocks)
     assert all(len(b) < 1200 for b in blocks)
+
+
+def test_hidden_sheet_is_read_and_reported() -> None:
+    import io
+
+    import openpyxl
+
+    workbook = openpyxl.Workbook()
+    workbook.active.append(["보이는 시트", "visible"])
+    hidden = workbook.create_sheet("숨김")
+    hidden.append(["숨겨진 값", "hidden value"])
+    hidden.sheet_state = "hidden"
+    buf = io.BytesIO()
+    workbook.save(buf)
+    result = extract(buf.getvalue(), "book.xlsx")
+    assert result.anchors == ["Sheet Sheet", "Sheet 숨김"]
+    assert "| 숨겨진 값 | hidden value |" in result.markdown
+    assert result.warnings == ["hidden sheet included: 숨김"]
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_legacy_korean_html_is_decoded(declared: bool) -> None:
+    """EUC-KR/CP949 pages are still common in Korea; with or without a declared charset."""
+    meta = '<meta http-equiv="Content-Type" content="text/html; charset=euc-kr">' if declared else ""
+    page = f"<html><head>{meta}<title>공지</title></head><body><h1>수면 안내</h1><p>침실 온도는 18도.</p></body></html>"
+    result = extract(page.encode("cp949"), "old.htm")
+    assert "# 수면 안내" in result.markdown and "침실 온도는 18도." in result.markdown
+    assert result.title == "공지"
+
+
+def test_docx_lists_and_outline_levels() -> None:
+    import io
+
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("첫째 항목", style="List Bullet")
+    document.add_paragraph("second item", style="List Number")
+    outlined = document.add_paragraph("개요 수준 제목")
+    outlined._p.get_or_add_pPr().append(
+        docx.oxml.parse_xml(f'<w:outlineLvl {docx.oxml.ns.nsdecls("w")} w:val="2"/>')
+    )
+    buf = io.BytesIO()
+    document.save(buf)
+    markdown = extract(buf.getvalue(), "lists.docx").markdown
+    assert markdown.splitlines()[::2] == ["- 첫째 항목", "- second item", "### 개요 수준 제목"]
