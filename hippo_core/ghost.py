@@ -11,7 +11,6 @@ The allowlist lines have the approvals' shape and parser (`hippo_core.approvals`
 from __future__ import annotations
 
 import datetime as dt
-import math
 import re
 from collections.abc import Iterable
 from pathlib import PurePosixPath
@@ -184,7 +183,11 @@ def decide(memory: GhostMemory, lines: list[approvals.ApprovalLine]) -> Decision
 
     def no(reason: str) -> Decision:
         return Decision(
-            memory_id=memory.memory_id, path=memory.path, promote=False, reason=reason, fingerprint=memory.fingerprint
+            memory_id=memory.memory_id,
+            path=memory.path,
+            promote=False,
+            reason=reason,
+            fingerprint=memory.fingerprint,
         )
 
     if memory.scope != "shared":
@@ -226,7 +229,9 @@ def read_multiplier(
     return min(cap, 1.0 + extra)
 
 
-def recency(age_days: float, half_life_days: float = DEFAULT_HALF_LIFE_DAYS, multiplier: float = 1.0) -> float:
+def recency(
+    age_days: float, half_life_days: float = DEFAULT_HALF_LIFE_DAYS, multiplier: float = 1.0
+) -> float:
     """`0.5 ** (age / (half_life × multiplier))`: the read multiplier stretches the effective half-life."""
     return 0.5 ** (max(0.0, age_days) / (half_life_days * max(1.0, multiplier)))
 
@@ -263,10 +268,3 @@ def days_between(earlier: str, later: dt.datetime) -> float:
     if then.tzinfo is None:
         then = then.replace(tzinfo=dt.UTC)
     return max(0.0, (later - then).total_seconds() / 86400.0)
-
-
-def safe_cosine(a: list[float] | None, b: list[float] | None) -> float:
-    if not a or not b or len(a) != len(b):
-        return 0.0
-    dot = sum(x * y for x, y in zip(a, b, strict=True))
-    return dot if math.isfinite(dot) else 0.0

@@ -113,7 +113,9 @@ def validate_project(project: object) -> str:
     if not isinstance(project, str) or not project.strip():
         raise Refused("project is empty; give a plain slug such as 'payments-api'", "bad_project")
     if len(project) > PROJECT_MAX_CHARS:
-        raise Refused(f"project is {len(project)} characters; the limit is {PROJECT_MAX_CHARS}", "bad_project")
+        raise Refused(
+            f"project is {len(project)} characters; the limit is {PROJECT_MAX_CHARS}", "bad_project"
+        )
     if _SLUG.fullmatch(project):
         return project
     hint = suggest_slug(project)
@@ -299,9 +301,10 @@ def assemble_resume(
     queue: list[Checkpoint | WorklogItem] = sorted(
         [*cps, *items], key=lambda e: e.ts if isinstance(e, Checkpoint) else e.date, reverse=True
     )
+    smallest = 40  # no entry's JSON is shorter: once less room is left, the rest is only counted
     for entry in queue:
-        size = entry.json_bytes() + 1
         is_cp = isinstance(entry, Checkpoint)
+        size = entry.json_bytes() + 1 if budget - used >= smallest else budget
         if used + size <= budget:
             (out.checkpoints if is_cp else out.open_items).append(entry)  # type: ignore[arg-type]
             used += size
@@ -340,7 +343,9 @@ def render_resume_text(resume: Resume, max_bytes: int | None = None) -> str:
         lines += ["## Recent checkpoints (other sessions, newest first)", ""]
         for c in resume.checkpoints:
             who = f" {c.agent}" if c.agent else ""
-            lines.append(f"- [{c.kind}] {c.ts}{who} (session {c.session_id[:12]}): {' '.join(c.summary.split())}")
+            lines.append(
+                f"- [{c.kind}] {c.ts}{who} (session {c.session_id[:12]}): {' '.join(c.summary.split())}"
+            )
         lines.append("")
     if resume.open_items:
         lines += ["## Open worklog items", ""]
@@ -432,9 +437,9 @@ def append_worklog(text: str, line: str, month: str) -> str:
     return out if out.endswith("\n") else out + "\n"
 
 
-def parse_worklog(text: str) -> list[WorklogItem]:
-    """Every entry line in the sample vault's format; other lines (a person's notes) are ignored."""
-    out: list[WorklogItem] = []
+def _entries(text: str) -> list[tuple[int, str, str, str, str]]:
+    """(line, date, who, what, next) of every entry line in the sample vault's format."""
+    out = []
     for i, raw in enumerate(text.split("\n")):
         m = _ENTRY.match(raw.rstrip())
         if not m:
@@ -443,25 +448,31 @@ def parse_worklog(text: str) -> list[WorklogItem]:
         what, sep, nxt = rest.rpartition(" Next: ")
         if not sep:
             what, nxt = rest, ""
-        out.append(
-            WorklogItem(date=m.group(1), who=m.group(2), what=what.strip(), next=nxt.strip() or None, line=i)
-        )
+        out.append((i, m.group(1), m.group(2), what.strip(), nxt.strip()))
     return out
 
 
-def is_open(item: WorklogItem, raw_line: str = "") -> bool:
+def _item(line: int, date: str, who: str, what: str, nxt: str) -> WorklogItem:
+    # Built without validation: every field is a string the regex just matched.
+    return WorklogItem.model_construct(date=date, who=who, what=what, next=nxt or None, line=line)
+
+
+def parse_worklog(text: str) -> list[WorklogItem]:
+    """Every entry line in the sample vault's format; other lines (a person's notes) are ignored."""
+    return [_item(*e) for e in _entries(text)]
+
+
+def is_open(next_step: str | None, raw_line: str = "") -> bool:
     """An entry with a `Next:` step that is not 'none' and not closed (✅, ✓, (done) or struck through)."""
-    if not item.next:
+    if not next_step or next_step.rstrip(" .").lower() in _NO_NEXT:
         return False
-    if item.next.rstrip(" .").lower() in _NO_NEXT:
-        return False
-    line = raw_line or item.next
+    line = raw_line or next_step
     return not ("~~" in line or line.rstrip().endswith(_DONE_MARKS))
 
 
 def open_items(text: str) -> list[WorklogItem]:
     lines = text.split("\n")
-    return [i for i in parse_worklog(text) if is_open(i, lines[i.line or 0])]
+    return [_item(*e) for e in _entries(text) if is_open(e[4], lines[e[0]])]
 
 
 # --- handoff Markdown (50-ops/<project>/handoff.md) --------------------------------------------------

@@ -11,11 +11,12 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from dagster import ConfigurableResource
+from pydantic import PrivateAttr
 
 _READY: set[tuple[str, str]] = set()
 _READY_LOCK = threading.Lock()
@@ -66,6 +67,10 @@ class SqlStore(ConfigurableResource):
     path: str = ""
     pg_dsn: str | None = None
     pg_schema: str = "hippo"
+
+    # One connection per thread, kept open: opening and closing per call would make every close the
+    # last one, and SQLite checkpoints (and fsyncs) the WAL on the last close.
+    _conns: threading.local = PrivateAttr(default_factory=threading.local)
 
     SQLITE_DDL: ClassVar[str] = ""
     PG_DDL: ClassVar[str] = ""  # `{schema}` is replaced by the schema name
@@ -123,22 +128,48 @@ class SqlStore(ConfigurableResource):
         with _READY_LOCK:
             _READY.discard((type(self).__name__, self.location))
 
+    def _conn(self) -> Any:
+        conn = getattr(self._conns, "conn", None)
+        if (
+            conn is not None
+            and getattr(self._conns, "key", None) == self.location
+            and not getattr(conn, "closed", 0)
+        ):
+            return conn
+        conn = self._connect()
+        self._conns.conn, self._conns.key = conn, self.location
+        return conn
+
+    def close(self) -> None:
+        """Close this thread's connection (the next call opens a new one)."""
+        conn = getattr(self._conns, "conn", None)
+        self._conns.conn = None
+        if conn is not None:
+            conn.close()
+
     @contextmanager
     def tx(self, write: bool = False) -> Iterator[Tx]:
         """A transaction. On SQLite a write takes the write lock at BEGIN, so writers queue up instead of
         failing mid-way; on PostgreSQL each store serialises its own writers with row locks."""
-        with closing(self._connect()) as conn:
+        conn = self._conn()
+        postgres = self.pg_dsn is not None
+        try:
             self._ensure_schema(conn)
-            postgres = self.pg_dsn is not None
             if not postgres:
                 conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
             tx = Tx(conn, postgres)
+        except BaseException:
+            self.close()  # a broken connection is not reused
+            raise
+        try:
+            yield tx
+        except BaseException:
             try:
-                yield tx
-            except BaseException:
                 conn.rollback()
-                raise
-            else:
-                conn.commit()
-            finally:
-                tx.cur.close()
+            except Exception:  # noqa: BLE001 - the connection itself failed
+                self.close()
+            raise
+        else:
+            conn.commit()
+        finally:
+            tx.cur.close()

@@ -176,14 +176,36 @@ def restore(store: RegisteredStore, snapshot_path: Path) -> IntegrityReport:
         live = store.sqlite_path
         assert live is not None
         live.parent.mkdir(parents=True, exist_ok=True)
-        with closing(sqlite3.connect(snapshot_path)) as src, closing(sqlite3.connect(live, timeout=30)) as dst:
+        with (
+            closing(sqlite3.connect(snapshot_path)) as src,
+            closing(sqlite3.connect(live, timeout=30)) as dst,
+        ):
             src.backup(dst)
     else:
         res: SqlStore = store.resource
         assert res.pg_dsn is not None
         env = _pg_env(res.pg_dsn)
-        _run([_tool("psql"), "-v", "ON_ERROR_STOP=1", "-q", "-c", f"DROP SCHEMA IF EXISTS {checked_schema(res.pg_schema)} CASCADE"], env)
-        _run([_tool("pg_restore"), "--no-owner", "--exit-on-error", f"--dbname={env.get('PGDATABASE', '')}", str(snapshot_path)], env)
+        _run(
+            [
+                _tool("psql"),
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+                "-c",
+                f"DROP SCHEMA IF EXISTS {checked_schema(res.pg_schema)} CASCADE",
+            ],
+            env,
+        )
+        _run(
+            [
+                _tool("pg_restore"),
+                "--no-owner",
+                "--exit-on-error",
+                f"--dbname={env.get('PGDATABASE', '')}",
+                str(snapshot_path),
+            ],
+            env,
+        )
     after = getattr(store.resource, "after_restore", None)
     if callable(after):
         after()

@@ -220,23 +220,36 @@ class WorkStore(SqlStore):
             )
         return [_checkpoint(r) for r in rows]
 
+    def resume_state(self, project: str, sessions: int = 40) -> tuple[str, int, list[Checkpoint]]:
+        """(generation, head, latest per session) read in one transaction, for `resume`."""
+        with self.tx() as tx:
+            gen = tx.one("SELECT value FROM meta WHERE key = 'generation'")
+            row = tx.one("SELECT seq FROM heads WHERE project = ?", (project,))
+            latest = self._latest_per_session(tx, project, sessions)
+        assert gen is not None
+        return str(gen["value"]), int(row["seq"]) if row else 0, latest
+
     def latest_per_session(self, project: str, sessions: int = 40) -> list[Checkpoint]:
         """The latest work and the latest conversation checkpoint of each of the `sessions` most recently
         active sessions, newest first."""
         with self.tx() as tx:
-            rows = tx.rows(
-                f"SELECT {', '.join('c.' + c.strip() for c in _COLUMNS.split(','))} FROM checkpoints c"
-                " JOIN (SELECT session_id, kind, MAX(seq) AS seq FROM checkpoints WHERE project = ?"
-                "       GROUP BY session_id, kind) latest"
-                " ON c.project = ? AND c.session_id = latest.session_id AND c.kind = latest.kind"
-                " AND c.seq = latest.seq"
-                " WHERE c.session_id IN (SELECT session_id FROM checkpoints WHERE project = ?"
-                "       GROUP BY session_id ORDER BY MAX(seq) DESC LIMIT ?)"
-                " ORDER BY c.seq DESC",
-                (project, project, project, sessions),
-            )
-        return [_checkpoint(r) for r in rows]
+            return self._latest_per_session(tx, project, sessions)
+
+    @staticmethod
+    def _latest_per_session(tx: Tx, project: str, sessions: int) -> list[Checkpoint]:
+        # One scan with window functions: the plan does not depend on fresh table statistics.
+        rows = tx.rows(
+            f"SELECT {_COLUMNS} FROM (SELECT {_COLUMNS},"
+            " ROW_NUMBER() OVER (PARTITION BY session_id, kind ORDER BY seq DESC) AS rn,"
+            " MAX(seq) OVER (PARTITION BY session_id) AS session_last"
+            " FROM checkpoints WHERE project = ?) t"
+            " WHERE rn = 1 ORDER BY session_last DESC, seq DESC LIMIT ?",
+            (project, 2 * sessions),
+        )
+        return sorted((_checkpoint(r) for r in rows), key=lambda c: c.seq, reverse=True)
 
     def projects(self) -> list[str]:
         with self.tx() as tx:
-            return [str(r["project"]) for r in tx.rows("SELECT project FROM heads WHERE seq > 0 ORDER BY project")]
+            return [
+                str(r["project"]) for r in tx.rows("SELECT project FROM heads WHERE seq > 0 ORDER BY project")
+            ]

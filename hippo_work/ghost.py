@@ -109,7 +109,9 @@ class PromotionReport(Compact):
     )
     withdrawn: list[rules.Decision] = Field(default_factory=list)
     unreadable: list[UnreadableMemory] = Field(default_factory=list)
-    proposed: list[str] = Field(default_factory=list, description="Memories given a new unticked allowlist line.")
+    proposed: list[str] = Field(
+        default_factory=list, description="Memories given a new unticked allowlist line."
+    )
     commit: str | None = None
 
 
@@ -176,7 +178,12 @@ class GhostLayer:
             else f"Offered for sharing: the nightly run lists it in {ALLOWLIST}; it is shared once a person ticks it."
         )
         return RememberResult(
-            memory_id=memory.memory_id, path=path, scope=scope, fingerprint=memory.fingerprint, commit=sha, next=nxt
+            memory_id=memory.memory_id,
+            path=path,
+            scope=scope,
+            fingerprint=memory.fingerprint,
+            commit=sha,
+            next=nxt,
         )
 
     def _refuse_if_person_edited(self, vault: Vault, path: str) -> None:
@@ -249,7 +256,9 @@ class GhostLayer:
                     vec, model = vectors.get(memory.memory_id, (None, None))
                     self.store.put(memory, vec, model)
             except Refused as exc:
-                decision = decision.model_copy(update={"promote": False, "reason": f"store refused it: {exc.reason}"})
+                decision = decision.model_copy(
+                    update={"promote": False, "reason": f"store refused it: {exc.reason}"}
+                )
                 report.not_promoted.append(decision)
                 continue
             report.promoted.append(decision)
@@ -266,21 +275,29 @@ class GhostLayer:
                 report.withdrawn.append(decision)
         if before != allow_text:
             vault.write_text(ALLOWLIST, allow_text)
-            report.commit = vault.commit(f"ghost: {len(proposed)} memory(ies) proposed for sharing", [ALLOWLIST])
+            report.commit = vault.commit(
+                f"ghost: {len(proposed)} memory(ies) proposed for sharing", [ALLOWLIST]
+            )
         return report
 
     @staticmethod
-    def _keep_or_withdraw(memory_id: str, row: dict, memory: GhostMemory | None, lines: list) -> rules.Decision:
+    def _keep_or_withdraw(
+        memory_id: str, row: dict, memory: GhostMemory | None, lines: list
+    ) -> rules.Decision:
         path = str(row["path"])
 
         def decision(keep: bool, reason: str) -> rules.Decision:
-            return rules.Decision(memory_id=memory_id, path=path, promote=keep, reason=reason, fingerprint=row["fingerprint"])
+            return rules.Decision(
+                memory_id=memory_id, path=path, promote=keep, reason=reason, fingerprint=row["fingerprint"]
+            )
 
         if memory is None:
             return decision(False, "withdrawn: the memory file is gone or unreadable")
         if memory.scope != "shared":
             return decision(False, "withdrawn: the memory is no longer `scope: shared`")
-        approved = [ln for ln in lines if ln.card == path and ln.ticked and ln.fingerprint == row["fingerprint"]]
+        approved = [
+            ln for ln in lines if ln.card == path and ln.ticked and ln.fingerprint == row["fingerprint"]
+        ]
         if approved:
             return decision(
                 True,
@@ -338,16 +355,26 @@ class GhostLayer:
         for row, sim in zip(rows, sims, strict=True):
             mid = str(row["memory_id"])
             mult = rules.read_multiplier(rules.days_between(ts, now) for ts in reads.get(mid, []))
-            rec = rules.recency(rules.days_between(str(row["promoted_at"]), now), self.limits.ghost_half_life_days, mult)
+            rec = rules.recency(
+                rules.days_between(str(row["promoted_at"]), now), self.limits.ghost_half_life_days, mult
+            )
             act = rules.activation(*counts.get(mid, (0, 0)))
             score = rules.ghost_score(sim, rec, act)
             if score <= 0:
                 continue
             hits.append(
                 GhostHit(
-                    memory_id=mid, anchor=ghost_anchor(mid), name=str(row["name"]), project=str(row["project"]),
-                    body=str(row["body"]), score=round(score, 6), similarity=round(sim, 6), recency=round(rec, 6),
-                    activation=round(act, 4), read_multiplier=round(mult, 4), promoted_at=str(row["promoted_at"]),
+                    memory_id=mid,
+                    anchor=ghost_anchor(mid),
+                    name=str(row["name"]),
+                    project=str(row["project"]),
+                    body=str(row["body"]),
+                    score=round(score, 6),
+                    similarity=round(sim, 6),
+                    recency=round(rec, 6),
+                    activation=round(act, 4),
+                    read_multiplier=round(mult, 4),
+                    promoted_at=str(row["promoted_at"]),
                 )  # fmt: skip
             )
         hits.sort(key=lambda h: (-h.score, h.memory_id))
@@ -357,7 +384,10 @@ class GhostLayer:
             out.note = "No embedder: ranked by shared words instead of meaning."
         # Every read lands in the log before anything is returned; if logging fails, nothing is returned.
         self.store.log_reads(
-            [(h.memory_id, i + 1, h.score) for i, h in enumerate(out.results)], session_id, current_project, q or None
+            [(h.memory_id, i + 1, h.score) for i, h in enumerate(out.results)],
+            session_id,
+            current_project,
+            q or None,
         )
         return out
 

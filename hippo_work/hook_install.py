@@ -27,7 +27,9 @@ from pydantic import BaseModel
 CLAUDE_EVENTS = ("SessionStart", "SessionEnd")
 CODEX_HOOK_EVENTS = ("SessionStart",)
 HOOK_TIMEOUT_SECONDS = 30
-CODEX_COMMENT = "# Hippocampus: checkpoint every finished Codex turn (hippo hook install codex --uninstall removes it)"
+CODEX_COMMENT = (
+    "# Hippocampus: checkpoint every finished Codex turn (hippo hook install codex --uninstall removes it)"
+)
 _TABLE = re.compile(r"^\s*\[")
 
 
@@ -67,7 +69,9 @@ def _load_json(text: str | None, path: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InstallConflict(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it first") from None
+        raise InstallConflict(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it first"
+        ) from None
     if not isinstance(data, dict):
         raise InstallConflict(f"{path} does not hold a JSON object")
     return data
@@ -97,7 +101,11 @@ def plan_json_hooks(
         if uninstall:
             kept_groups = []
             for g in groups:
-                if isinstance(g, dict) and isinstance(g.get("hooks"), list) and any(_ours(h, command) for h in g["hooks"]):
+                if (
+                    isinstance(g, dict)
+                    and isinstance(g.get("hooks"), list)
+                    and any(_ours(h, command) for h in g["hooks"])
+                ):
                     rest = [h for h in g["hooks"] if not _ours(h, command)]
                     changed = True
                     if rest:
@@ -117,7 +125,9 @@ def plan_json_hooks(
         data.pop("hooks", None)  # it only held our entries
     after = json.dumps(data, ensure_ascii=False, indent=_indent_of(text or "")) + "\n"
     shown = json.dumps({"hooks": {e: [{"hooks": [entry]}] for e in events}}, ensure_ascii=False, indent=2)
-    return InstallPlan(path=path, entry=shown, before=text, after=after if changed else (text or after), changed=changed)
+    return InstallPlan(
+        path=path, entry=shown, before=text, after=after if changed else (text or after), changed=changed
+    )
 
 
 # --- Codex config.toml: the top-level `notify` --------------------------------------------------------------
@@ -132,7 +142,9 @@ def _load_toml(text: str, path: str) -> dict[str, Any]:
         raise InstallConflict(f"{path} is not valid TOML ({exc}); fix it first") from None
 
 
-def plan_codex_notify(text: str | None, path: str, argv: Sequence[str], uninstall: bool = False) -> InstallPlan:
+def plan_codex_notify(
+    text: str | None, path: str, argv: Sequence[str], uninstall: bool = False
+) -> InstallPlan:
     """Set (or remove) `notify = [...]` at the top level of Codex's config.toml.
 
     Codex runs a single notify program: if another one is set, install refuses instead of replacing it."""
@@ -157,11 +169,12 @@ def plan_codex_notify(text: str | None, path: str, argv: Sequence[str], uninstal
             f"{path} already sets notify = {_toml_array(current['notify'])}; Codex runs one notify program, "
             "so remove or chain it yourself, then install again"
         )
-    first_table = next((i for i, ln in enumerate(lines) if _TABLE.match(ln)), len(lines))
-    insert = [CODEX_COMMENT, line]
-    if first_table < len(lines):
-        insert.append("")
-    new_lines = lines[:first_table] + insert + lines[first_table:]
+    # Root keys must come before the first table; go in after the last root line, so that uninstall,
+    # which drops exactly these two lines, gives back the file byte for byte.
+    at = next((i for i, ln in enumerate(lines) if _TABLE.match(ln)), len(lines))
+    while at > 0 and not lines[at - 1].strip():
+        at -= 1
+    new_lines = lines[:at] + [CODEX_COMMENT, line] + lines[at:]
     after = "\n".join(new_lines)
     if not after.endswith("\n"):
         after += "\n"

@@ -132,9 +132,13 @@ def transcript_summary(path: Path, fmt: str = "claude_code") -> str | None:
         if fmt == "claude_code"
         else (lambda lines: parse_codex_session(lines, "hook", str(path)))
     )
-    first = next((m for m in parse(_head_lines(path, TRANSCRIPT_HEAD_LINES)).messages if _is_request(m)), None)
+    first = next(
+        (m for m in parse(_head_lines(path, TRANSCRIPT_HEAD_LINES)).messages if _is_request(m)), None
+    )
     tail = [m for m in parse(_tail_lines(path, TRANSCRIPT_TAIL_BYTES)).messages]
-    last = next((m for m in reversed(tail) if m.role == "assistant" and not m.is_tool and m.text.strip()), None)
+    last = next(
+        (m for m in reversed(tail) if m.role == "assistant" and not m.is_tool and m.text.strip()), None
+    )
     if first is None and last is None:
         return None
     return summary_text(first.text if first else None, last.text if last else None)
@@ -217,7 +221,9 @@ def handle(
         if not summary:
             return "", f"no messages in the transcript of {payload.session_id[:12]}"
         memory = make(env)
-        result = memory.checkpoint(slug, "conversation", summary, payload.session_id, "session-end", agent=agent)
+        result = memory.checkpoint(
+            slug, "conversation", summary, payload.session_id, "session-end", agent=agent
+        )
         return "", f"checkpoint {slug} seq {result.seq}{' (resend)' if result.duplicate else ''}"
     return "", f"ignored event {event!r}"
 
@@ -239,7 +245,9 @@ def handle_codex_notify(
     summary = summary_text(" ".join(inputs) or None, reply if isinstance(reply, str) else None)
     if not summary:
         return "empty turn"
-    slug = project_for(data.get("cwd") if isinstance(data.get("cwd"), str) else None, project or env.get("HIPPO_PROJECT"))
+    slug = project_for(
+        data.get("cwd") if isinstance(data.get("cwd"), str) else None, project or env.get("HIPPO_PROJECT")
+    )
     result = make(env).checkpoint(slug, "conversation", summary, thread, f"turn-{turn}", agent="codex")
     return f"checkpoint {slug} seq {result.seq}{' (resend)' if result.duplicate else ''}"
 

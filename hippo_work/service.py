@@ -32,8 +32,8 @@ from hippo_core.work_memory import (
     handoff_block,
     new_handoff,
     new_worklog,
-    ops_path,
     open_items,
+    ops_path,
     parse_cursor,
     replace_handoff,
     require_text,
@@ -67,9 +67,12 @@ class CheckpointResult(Compact):
     seq: int = Field(description="This write's own position. Do not use it as your read cursor.")
     kind: CheckpointKind
     ts: str
-    duplicate: bool = Field(description="True when this (session_id, event_id) was already stored: the first record.")
+    duplicate: bool = Field(
+        description="True when this (session_id, event_id) was already stored: the first record."
+    )
     unseen: list[Checkpoint] | None = Field(
-        default=None, description="Entries written after your base_cursor by other sessions: reconcile with them."
+        default=None,
+        description="Entries written after your base_cursor by other sessions: reconcile with them.",
     )
     unseen_more: bool | None = Field(default=None, description="More unseen entries than listed: hippo_sync.")
     base_cursor: str | None = verbose_only()
@@ -78,10 +81,13 @@ class CheckpointResult(Compact):
 class FileWriteResult(Compact):
     project: str
     path: str
-    commit: str | None = Field(default=None, description="The git commit of this write (None: vault not in git).")
+    commit: str | None = Field(
+        default=None, description="The git commit of this write (None: vault not in git)."
+    )
     line: str | None = None
     kept_person_edit: bool | None = Field(
-        default=None, description="True: a person had edited the previous handoff block; it was kept as their text."
+        default=None,
+        description="True: a person had edited the previous handoff block; it was kept as their text.",
     )
 
 
@@ -105,8 +111,7 @@ class WorkMemory:
         """The latest handoff, the latest work and conversation checkpoints of other sessions, open worklog
         items and the cursor to sync from; most recent first, within `budget` bytes of JSON."""
         validate_project(project)
-        generation, head = self.store.state(project)
-        recent = self.store.latest_per_session(project, self.limits.resume_sessions + 1)
+        generation, head, recent = self.store.resume_state(project, self.limits.resume_sessions + 1)
         handoff = items = None
         if self._vault_ready():
             handoff_text = self._read(ops_path(project, HANDOFF_FILE))
@@ -137,7 +142,11 @@ class WorkMemory:
         entries, has_more = rows[:page], len(rows) > page
         end = entries[-1].seq if entries else start
         return SyncResult(
-            project=project, entries=entries, cursor=format_cursor(generation, end), has_more=has_more, head=head
+            project=project,
+            entries=entries,
+            cursor=format_cursor(generation, end),
+            has_more=has_more,
+            head=head,
         )
 
     # --- writes -------------------------------------------------------------------------------

@@ -82,7 +82,12 @@ def test_screen_refuses_secrets_injections_and_size() -> None:
 
 def _cp(seq: int, session: str, kind: str = "work", summary: str = "did things") -> Checkpoint:
     return Checkpoint(
-        seq=seq, kind=kind, summary=summary, session_id=session, event_id=f"e{seq}", ts=f"2026-11-20T{8 + seq // 60:02d}:{seq % 60:02d}:00+00:00"
+        seq=seq,
+        kind=kind,
+        summary=summary,
+        session_id=session,
+        event_id=f"e{seq}",
+        ts=f"2026-11-20T{8 + seq // 60:02d}:{seq % 60:02d}:00+00:00",
     )
 
 
@@ -112,7 +117,9 @@ def test_worklog_append_keeps_every_existing_line() -> None:
     assert out.replace(line + "\n", "", 1) == text  # only an insertion
     assert out.index(line) > out.index("A paragraph a person wrote.")
     dec = append_worklog(text, worklog_line("2026-12-01", "codex", "New month"), "2026-12")
-    assert dec.startswith(text.rstrip("\n")) and dec.endswith("## 2026-12\n\n- **2026-12-01** (codex): New month.\n")
+    assert dec.startswith(text.rstrip("\n")) and dec.endswith(
+        "## 2026-12\n\n- **2026-12-01** (codex): New month.\n"
+    )
     items = parse_worklog(out)
     assert [i.date for i in items] == ["2026-10-30", "2026-11-18", "2026-11-20"]
     assert [i.next for i in open_items(out)] == ["ingest.", "add a regression test."]
@@ -121,7 +128,9 @@ def test_worklog_append_keeps_every_existing_line() -> None:
 
 
 def test_handoff_block_replaced_but_a_person_edit_is_kept() -> None:
-    first, kept = replace_handoff("# Handoff\n\nMy own intro.\n", handoff_block("Pool fixed.", "agent", "2026-11-20"))
+    first, kept = replace_handoff(
+        "# Handoff\n\nMy own intro.\n", handoff_block("Pool fixed.", "agent", "2026-11-20")
+    )
     assert not kept and "My own intro." in first and current_handoff(first) == "Pool fixed."
     second, kept = replace_handoff(first, handoff_block("Tests added.", "agent", "2026-11-21"))
     assert not kept and current_handoff(second) == "Tests added." and "Pool fixed." not in second
@@ -132,7 +141,11 @@ def test_handoff_block_replaced_but_a_person_edit_is_kept() -> None:
 
 def _memory(scope: str = "shared", body: str = "Never print `sops -d` to stdout.") -> g.GhostMemory:
     return g.GhostMemory(
-        path="50-ops/infra/memory/sops.md", name="sops -d never to stdout", scope=scope, project="infra", body=body
+        path="50-ops/infra/memory/sops.md",
+        name="sops -d never to stdout",
+        scope=scope,
+        project="infra",
+        body=body,
     )
 
 
@@ -171,7 +184,7 @@ def test_read_multiplier_extends_half_life_up_to_10x_and_fades_over_30_days() ->
     assert g.read_multiplier([0.0] * 50) == 10.0
     base = g.recency(90, half_life_days=90)
     assert base == pytest.approx(0.5)
-    assert g.recency(90, half_life_days=90, multiplier=10) == pytest.approx(0.5 ** 0.1)
+    assert g.recency(90, half_life_days=90, multiplier=10) == pytest.approx(0.5**0.1)
     assert g.activation(0, 0) == 1.0 and g.activation(5, 0) == 2.0 and g.activation(0, 5) == 0.1
     assert g.ghost_score(float("nan"), 1, 1) == 0 and g.ghost_score(-0.2, 1, 1) == 0
 

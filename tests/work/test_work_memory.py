@@ -16,9 +16,13 @@ from hippo_work import WorkLimits, WorkMemory
 from tests.work.conftest import Clock
 
 
-def test_two_sessions_checkpoint_resume_sync_and_stale_base_cursor(work_store: WorkStore, clock: Clock) -> None:
+def test_two_sessions_checkpoint_resume_sync_and_stale_base_cursor(
+    work_store: WorkStore, clock: Clock
+) -> None:
     memory = WorkMemory(work_store, limits=WorkLimits(sync_page=3), clock=clock)
-    a = memory.checkpoint("payments-api", "work", "Raised POOL_TIMEOUT to 5 s.", "sess-a", "evt-1", agent="claude-code")
+    a = memory.checkpoint(
+        "payments-api", "work", "Raised POOL_TIMEOUT to 5 s.", "sess-a", "evt-1", agent="claude-code"
+    )
     again = memory.checkpoint("payments-api", "work", "Raised POOL_TIMEOUT to 5 s.", "sess-a", "evt-1")
     assert (a.seq, a.duplicate) == (1, False)
     assert (again.seq, again.duplicate, again.ts) == (1, True, a.ts)
@@ -32,7 +36,9 @@ def test_two_sessions_checkpoint_resume_sync_and_stale_base_cursor(work_store: W
     # A keeps working: 7 more entries (work + conversation).
     for i in range(2, 9):
         clock.advance(minutes=1)
-        memory.checkpoint("payments-api", "conversation" if i % 2 else "work", f"step {i}", "sess-a", f"evt-{i}")
+        memory.checkpoint(
+            "payments-api", "conversation" if i % 2 else "work", f"step {i}", "sess-a", f"evt-{i}"
+        )
 
     # B syncs with paging until has_more is false; the cursor only moves past what was returned.
     seen: list[int] = []
@@ -48,7 +54,9 @@ def test_two_sessions_checkpoint_resume_sync_and_stale_base_cursor(work_store: W
     assert memory.sync("payments-api", since=cursor).entries == []
 
     # B writes with its stale base cursor (from resume): the write is kept, unseen lists A's entries.
-    b = memory.checkpoint("payments-api", "work", "Added a regression test.", "sess-b", "evt-b1", base_cursor=b_cursor)
+    b = memory.checkpoint(
+        "payments-api", "work", "Added a regression test.", "sess-b", "evt-b1", base_cursor=b_cursor
+    )
     assert b.seq == 9 and not b.duplicate
     assert [u.seq for u in b.unseen or []] == list(range(2, 9))
     fresh = memory.checkpoint("payments-api", "work", "Docs.", "sess-b", "evt-b2", base_cursor=cursor)
@@ -104,7 +112,11 @@ def test_checkpoints_are_append_only_in_the_schema(work_store: WorkStore) -> Non
                 conn.execute(sql)
         conn.close()
     else:
-        for sql in ("UPDATE checkpoints SET summary = 'x'", "DELETE FROM checkpoints", "TRUNCATE checkpoints"):
+        for sql in (
+            "UPDATE checkpoints SET summary = 'x'",
+            "DELETE FROM checkpoints",
+            "TRUNCATE checkpoints",
+        ):
             conn = psycopg2.connect(work_store.pg_dsn, options=f"-c search_path={work_store.pg_schema}")
             with pytest.raises(psycopg2.Error, match="append-only"), conn.cursor() as cur:
                 cur.execute(sql)
@@ -112,7 +124,9 @@ def test_checkpoints_are_append_only_in_the_schema(work_store: WorkStore) -> Non
     assert [e.summary for e in WorkMemory(work_store).sync("payments-api").entries] == ["kept forever"]
 
 
-def test_a_restored_store_answers_an_old_cursor_with_invalid_cursor(work_store: WorkStore, tmp_path: Path) -> None:
+def test_a_restored_store_answers_an_old_cursor_with_invalid_cursor(
+    work_store: WorkStore, tmp_path: Path
+) -> None:
     memory = WorkMemory(work_store)
     memory.checkpoint("payments-api", "work", "before the snapshot", "sess-a", "evt-1")
     (registered,) = registered_stores({"work_store": work_store})
