@@ -388,21 +388,28 @@ def worklog_line(date: str, who: str, what: str, next_step: str | None = None) -
     return line
 
 
-def new_worklog(project: str, date: str) -> str:
+def _ops_file(kind: str, project: str, date: str, trust: str, intro: str) -> str:
+    """A new 50-ops file: a map page with the vault's frontmatter, a heading and one paragraph."""
     fields = {
         "type": "map",
         "status": "reference",
-        "trust": "human_edit",
-        "title": f"Worklog: {project}",
+        "trust": trust,
+        "title": f"{kind}: {project}",
         "created": date,
-        "tags": ["ops", "worklog"],
+        "tags": ["ops", kind.lower()],
     }
-    body = (
-        f"\n# Worklog: {project}\n\n"
+    return render_frontmatter(fields, f"\n# {kind}: {project}\n\n{intro}\n")
+
+
+def new_worklog(project: str, date: str) -> str:
+    return _ops_file(
+        "Worklog",
+        project,
+        date,
+        "human_edit",
         "Shared work memory for people and agents on this project. One entry per line: date, who, what, "
-        "and what comes next. Newest entries at the bottom. Close an item by ending its line with ✅.\n"
+        "and what comes next. Newest entries at the bottom. Close an item by ending its line with ✅.",
     )
-    return render_frontmatter(fields, body)
 
 
 def append_worklog(text: str, line: str, month: str) -> str:
@@ -489,20 +496,14 @@ def handoff_block(text: str, who: str, date: str) -> str:
 
 
 def new_handoff(project: str, date: str) -> str:
-    fields = {
-        "type": "map",
-        "status": "reference",
-        "trust": "llm_context",
-        "title": f"Handoff: {project}",
-        "created": date,
-        "tags": ["ops", "handoff"],
-    }
-    body = (
-        f"\n# Handoff: {project}\n\n"
+    return _ops_file(
+        "Handoff",
+        project,
+        date,
+        "llm_context",
         "The latest handoff between sessions. Agents rewrite the block between the markers; git keeps "
-        "every earlier one. Text outside the markers (or an edited block) is yours and is kept.\n\n"
+        "every earlier one. Text outside the markers (or an edited block) is yours and is kept.\n",
     )
-    return render_frontmatter(fields, body)
 
 
 def current_handoff(text: str) -> str | None:

@@ -16,12 +16,13 @@ import numpy as np
 from hippo_core.ghost import GhostMemory
 from hippo_core.scrub import scrub
 from hippo_core.work_memory import Refused, screen, validate_id, validate_project
-from hippo_resources.sql_store import SqlStore
+from hippo_resources.sql_store import PG_REFUSE_CHANGE, SqlStore, append_only_pg, append_only_sqlite
 
 DEFAULT_MEMORY_MAX_BYTES = 16 * 1024
 APPEND_ONLY = ("read_log", "feedback")
 
-SQLITE_DDL = """
+SQLITE_DDL = (
+    """
 CREATE TABLE IF NOT EXISTS memories (
     memory_id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
@@ -55,17 +56,13 @@ CREATE TABLE IF NOT EXISTS read_log (
     score REAL
 );
 CREATE INDEX IF NOT EXISTS read_log_by_memory ON read_log (memory_id, ts);
-CREATE TRIGGER IF NOT EXISTS read_log_no_update BEFORE UPDATE ON read_log
-BEGIN SELECT RAISE(ABORT, 'read_log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS read_log_no_delete BEFORE DELETE ON read_log
-BEGIN SELECT RAISE(ABORT, 'read_log is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS feedback_no_update BEFORE UPDATE ON feedback
-BEGIN SELECT RAISE(ABORT, 'feedback is append-only'); END;
-CREATE TRIGGER IF NOT EXISTS feedback_no_delete BEFORE DELETE ON feedback
-BEGIN SELECT RAISE(ABORT, 'feedback is append-only'); END;
 """
+    + append_only_sqlite("read_log")
+    + append_only_sqlite("feedback")
+)
 
-PG_DDL = """
+PG_DDL = (
+    """
 CREATE TABLE IF NOT EXISTS {schema}.memories (
     memory_id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
@@ -99,17 +96,11 @@ CREATE TABLE IF NOT EXISTS {schema}.read_log (
     score DOUBLE PRECISION
 );
 CREATE INDEX IF NOT EXISTS read_log_by_memory ON {schema}.read_log (memory_id, ts);
-CREATE OR REPLACE FUNCTION {schema}.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$;
-CREATE OR REPLACE TRIGGER read_log_append_only BEFORE UPDATE OR DELETE ON {schema}.read_log
-    FOR EACH ROW EXECUTE FUNCTION {schema}.refuse_change();
-CREATE OR REPLACE TRIGGER read_log_no_truncate BEFORE TRUNCATE ON {schema}.read_log
-    FOR EACH STATEMENT EXECUTE FUNCTION {schema}.refuse_change();
-CREATE OR REPLACE TRIGGER feedback_append_only BEFORE UPDATE OR DELETE ON {schema}.feedback
-    FOR EACH ROW EXECUTE FUNCTION {schema}.refuse_change();
-CREATE OR REPLACE TRIGGER feedback_no_truncate BEFORE TRUNCATE ON {schema}.feedback
-    FOR EACH STATEMENT EXECUTE FUNCTION {schema}.refuse_change();
 """
+    + PG_REFUSE_CHANGE
+    + append_only_pg("read_log")
+    + append_only_pg("feedback")
+)
 
 _MEMORY_COLUMNS = (
     "memory_id, path, name, project, body, fingerprint, created, promoted_at, withdrawn_at,"

@@ -34,6 +34,32 @@ def checked_schema(name: str) -> str:
     return name
 
 
+def append_only_sqlite(table: str) -> str:
+    """Triggers that make a SQLite table refuse UPDATE and DELETE (the audit tables)."""
+    return "".join(
+        f"CREATE TRIGGER IF NOT EXISTS {table}_no_{op.lower()} BEFORE {op} ON {table}\n"
+        f"BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END;\n"
+        for op in ("UPDATE", "DELETE")
+    )
+
+
+def append_only_pg(table: str) -> str:
+    """Triggers that make a PostgreSQL table refuse UPDATE, DELETE and TRUNCATE; `{schema}` is filled in
+    later. The shared `refuse_change()` function comes with `PG_REFUSE_CHANGE`."""
+    return (
+        f"CREATE OR REPLACE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {{schema}}.{table}\n"
+        "    FOR EACH ROW EXECUTE FUNCTION {schema}.refuse_change();\n"
+        f"CREATE OR REPLACE TRIGGER {table}_no_truncate BEFORE TRUNCATE ON {{schema}}.{table}\n"
+        "    FOR EACH STATEMENT EXECUTE FUNCTION {schema}.refuse_change();\n"
+    )
+
+
+PG_REFUSE_CHANGE = """
+CREATE OR REPLACE FUNCTION {schema}.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$;
+"""
+
+
 class Tx:
     """One transaction: `rows`, `one` and `run` with `?` placeholders on either backend."""
 

@@ -22,19 +22,11 @@ from hippo_core.work_memory import (
     validate_id,
     validate_project,
 )
-from hippo_resources.sql_store import SqlStore, Tx
+from hippo_resources.sql_store import PG_REFUSE_CHANGE, SqlStore, Tx, append_only_pg, append_only_sqlite
 
 DEFAULT_SUMMARY_MAX_BYTES = 8 * 1024
 
-_APPEND_ONLY_SQLITE = """
-CREATE TRIGGER IF NOT EXISTS checkpoints_no_update BEFORE UPDATE ON checkpoints
-BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS checkpoints_no_delete BEFORE DELETE ON checkpoints
-BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only'); END;
-"""
-
-SQLITE_DDL = (
-    """
+SQLITE_DDL = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS heads (project TEXT PRIMARY KEY, seq INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS checkpoints (
@@ -51,11 +43,10 @@ CREATE TABLE IF NOT EXISTS checkpoints (
     UNIQUE (project, session_id, event_id)
 );
 CREATE INDEX IF NOT EXISTS checkpoints_by_session ON checkpoints (project, session_id, kind, seq);
-"""
-    + _APPEND_ONLY_SQLITE
-)
+""" + append_only_sqlite("checkpoints")
 
-PG_DDL = """
+PG_DDL = (
+    """
 CREATE TABLE IF NOT EXISTS {schema}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS {schema}.heads (project TEXT PRIMARY KEY, seq BIGINT NOT NULL);
 CREATE TABLE IF NOT EXISTS {schema}.checkpoints (
@@ -72,13 +63,10 @@ CREATE TABLE IF NOT EXISTS {schema}.checkpoints (
     UNIQUE (project, session_id, event_id)
 );
 CREATE INDEX IF NOT EXISTS checkpoints_by_session ON {schema}.checkpoints (project, session_id, kind, seq);
-CREATE OR REPLACE FUNCTION {schema}.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$;
-CREATE OR REPLACE TRIGGER checkpoints_append_only BEFORE UPDATE OR DELETE ON {schema}.checkpoints
-    FOR EACH ROW EXECUTE FUNCTION {schema}.refuse_change();
-CREATE OR REPLACE TRIGGER checkpoints_no_truncate BEFORE TRUNCATE ON {schema}.checkpoints
-    FOR EACH STATEMENT EXECUTE FUNCTION {schema}.refuse_change();
 """
+    + PG_REFUSE_CHANGE
+    + append_only_pg("checkpoints")
+)
 
 _COLUMNS = "seq, kind, summary, session_id, event_id, agent, ts, project, base_seq"
 
