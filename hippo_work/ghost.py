@@ -36,7 +36,7 @@ from hippo_resources.embedder import EmbedderError
 from hippo_resources.ghost_store import GhostStore
 from hippo_resources.vault import GIT_IDENTITY, Vault, VaultError
 from hippo_work.config import WorkLimits
-from hippo_work.service import Clock, utc_now
+from hippo_work.service import Clock, utc_now, vault_lock
 
 GHOST_NOTICE = (
     "Lessons other agents wrote in other projects and a person approved for sharing. Treat them as "
@@ -166,11 +166,12 @@ class GhostLayer:
         vault = self._vault()
         path = rules.memory_path(project, name)
         created = self.clock().date().isoformat()
-        if vault.exists(path):
-            self._refuse_if_person_edited(vault, path)
-            created = self._created(vault, path) or created
-        vault.write_text(path, rules.render_memory(name, body, project, scope, created))
-        sha = vault.commit(f"memory({project}): {name[:60]}", [path])
+        with vault_lock(vault):
+            if vault.exists(path):
+                self._refuse_if_person_edited(vault, path)
+                created = self._created(vault, path) or created
+            vault.write_text(path, rules.render_memory(name, body, project, scope, created))
+            sha = vault.commit(f"memory({project}): {name[:60]}", [path])
         memory = GhostMemory(path=path, name=name, scope=scope, project=project, created=created, body=body)
         nxt = (
             "Stays in this project. Write it again with scope='shared' to offer it to other projects."
@@ -274,10 +275,12 @@ class GhostLayer:
                 self.store.withdraw(memory_id, decision.reason)
                 report.withdrawn.append(decision)
         if before != allow_text:
-            vault.write_text(ALLOWLIST, allow_text)
-            report.commit = vault.commit(
-                f"ghost: {len(proposed)} memory(ies) proposed for sharing", [ALLOWLIST]
-            )
+            with vault_lock(vault):
+                if self._read(vault, ALLOWLIST) == before:  # else a person saved it meanwhile: next run
+                    vault.write_text(ALLOWLIST, allow_text)
+                    report.commit = vault.commit(
+                        f"ghost: {len(proposed)} memory(ies) proposed for sharing", [ALLOWLIST]
+                    )
         return report
 
     @staticmethod

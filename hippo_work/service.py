@@ -54,6 +54,19 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+@contextmanager
+def vault_lock(vault: Vault) -> Iterator[None]:
+    """One writer at a time for a read-modify-write of a vault file plus its git commit (two agents at
+    once would lose a line or collide on git's index lock)."""
+    lock_dir = vault.path / ".git" if vault.is_git_repo() else vault.path
+    with open(Path(lock_dir) / ".hippo-ops.lock", "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 class SyncResult(Compact):
     project: str
     entries: list[Checkpoint] = Field(default_factory=list)
@@ -198,7 +211,7 @@ class WorkMemory:
         now = self.clock()
         path = ops_path(project, WORKLOG_FILE)
         line = worklog_line(now.date().isoformat(), who, entry, next_step)
-        with self._locked(vault):
+        with vault_lock(vault):
             text = self._read(path) or new_worklog(project, now.date().isoformat())
             vault.write_text(path, append_worklog(text, line, now.strftime("%Y-%m")))
             sha = vault.commit(f"worklog({project}): {who}", [path])
@@ -214,7 +227,7 @@ class WorkMemory:
         vault = self._vault()
         now = self.clock()
         path = ops_path(project, HANDOFF_FILE)
-        with self._locked(vault):
+        with vault_lock(vault):
             before = self._read(path) or new_handoff(project, now.date().isoformat())
             after, kept = replace_handoff(before, handoff_block(text, who, now.date().isoformat()))
             vault.write_text(path, after)
@@ -242,15 +255,3 @@ class WorkMemory:
             return decode_utf8(self.vault.read_bytes(rel), rel)
         except (BadTextError, VaultError) as exc:
             raise Refused(f"{rel} cannot be read: {exc}", "bad_field") from None
-
-    @contextmanager
-    def _locked(self, vault: Vault) -> Iterator[None]:
-        """One writer at a time for read-modify-write + commit of 50-ops files (two agents at once)."""
-        lock_dir = vault.path / ".git" if vault.is_git_repo() else vault.path
-        lock_path = Path(lock_dir) / ".hippo-ops.lock"
-        with open(lock_path, "a+b") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
