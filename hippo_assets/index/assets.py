@@ -19,8 +19,9 @@ from dagster import (
 from pydantic import Field
 
 from expectations import check_result, suites
-from hippo_assets.ingest import sources
-from hippo_assets.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
+from hippo_assets.index import GROUP
+from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
+from hippo_assets.ingest.assets import sources
 from hippo_core.bm25 import BM25Index, BM25Params
 from hippo_core.chunking import ChunkParams
 from hippo_core.documents import Document, check_removal, chunk_rows, parse_document
@@ -29,11 +30,11 @@ from hippo_core.text_input import BadTextError
 from hippo_core.tokenize import Tokenizer, TokenizerConfig
 from hippo_core.vault_layout import is_indexed
 from hippo_resources import ChunkStore, Embedder, LexicalStore, Vault, VectorStore
-from hippo_resources.chunk_store import CHUNKS, DOCUMENTS
+from hippo_resources.chunk_store import CHUNKS, CONVERSATION_CHUNKS, DOCUMENTS, MESSAGES
 
 
 @asset(
-    group_name="index",
+    group_name=GROUP,
     kinds={"markdown", "parquet"},
     deps=[sources],
     description="Every Markdown file outside 30-reviews, 90-system and the inbox, parsed against the "
@@ -78,7 +79,7 @@ class ChunksConfig(Config):
 
 
 @asset(
-    group_name="index",
+    group_name=GROUP,
     kinds={"polars", "parquet"},
     deps=[vault_documents, "conversation_chunks"],
     description="Heading-aware chunks (paragraph and sentence boundaries, with overlap), each with a stable "
@@ -91,7 +92,7 @@ def chunks(config: ChunksConfig, chunk_store: ChunkStore, embedder: Embedder) ->
     for record in docs.iter_rows(named=True):
         rows.extend(chunk_rows(Document.model_validate(record), embedder.model_id, params))
     frame = pl.DataFrame(rows, schema=CHUNK_SCHEMA)
-    conversations = chunk_store.path / "conversation_chunks.parquet"  # written by memory.conversation_chunks
+    conversations = chunk_store.path / CONVERSATION_CHUNKS  # written by memory's conversation_chunks
     if conversations.exists():
         frame = pl.concat([frame, pl.read_parquet(conversations).select(list(CHUNK_SCHEMA))])
     chunk_store.write(CHUNKS, frame)
@@ -133,7 +134,7 @@ class EmbeddingsConfig(Config):
 
 
 @asset(
-    group_name="index",
+    group_name=GROUP,
     kinds={"chroma", "python"},
     deps=[chunks],
     description="One vector per chunk in Chroma (cosine). Only chunks whose embed_hash changed are embedded; "
@@ -263,7 +264,7 @@ class LexicalConfig(Config):
 
 
 @asset(
-    group_name="index",
+    group_name=GROUP,
     kinds={"python", "parquet"},
     deps=[chunks, embeddings],
     description="BM25 over kiwipiepy morphemes, Hangul bigrams and aliases, written as a new generation and "
@@ -306,4 +307,40 @@ def lexical_index(
             "tokenize_seconds": round(tokenize_s, 2),
             "build_seconds": round(time.monotonic() - started - tokenize_s, 2),
         }
+    )
+
+
+@asset_check(
+    asset=embeddings,
+    blocking=True,
+    description="Every stored conversation message has at least one vector in the vector store.",
+)
+def messages_have_vectors(chunk_store: ChunkStore, vector_store: VectorStore) -> AssetCheckResult:
+    try:
+        msgs = chunk_store.read(MESSAGES)
+        chunks = chunk_store.chunks()
+    except FileNotFoundError:
+        return AssetCheckResult(passed=True, metadata={"messages": 0})
+    if not msgs.height:
+        return AssetCheckResult(passed=True, metadata={"messages": 0})
+    stored = set(vector_store.existing(vector_store.collection()))
+    conv = chunks.filter((pl.col("lane") == "conversations") & (pl.col("granularity") == "message"))
+    with_vec = conv.filter(pl.col("chunk_id").is_in(list(stored)))
+    anchors = set(with_vec["anchor"].to_list())
+    wanted = msgs.select(
+        (
+            pl.lit("conversations/")
+            + pl.col("conversation_id")
+            + pl.lit("#m")
+            + pl.col("position").cast(pl.Utf8)
+        ).alias("a")
+    )["a"].to_list()
+    missing = [a for a in wanted if a not in anchors]
+    return AssetCheckResult(
+        passed=not missing,
+        metadata={
+            "messages": len(wanted),
+            "without_vector": len(missing),
+            "examples": MetadataValue.json(missing[:20]),
+        },
     )

@@ -14,37 +14,28 @@ from typing import Any
 import dlt
 import polars as pl
 from dagster import (
-    AssetCheckResult,
     AssetExecutionContext,
     AssetKey,
+    AssetsDefinition,
     AssetSpec,
     Config,
     MaterializeResult,
     MetadataValue,
     asset,
-    asset_check,
 )
 from dagster_dlt import DagsterDltResource, DagsterDltTranslator, dlt_assets
 from dagster_dlt.translator import DltResourceTranslatorData
 from pydantic import Field
 
-from hippo_assets.memory_sources import (
-    RunReport,
-    chatgpt_source,
-    claude_ai_source,
-    claude_code_source,
-    codex_source,
-)
-from hippo_assets.tables import CHUNK_SCHEMA
+from hippo_assets.index.tables import CHUNK_SCHEMA
+from hippo_assets.memory import GROUP
+from hippo_assets.memory.dlt_sources import RunReport, format_source
 from hippo_core.conversations import Conversation, Message
+from hippo_core.conversations.formats import FORMATS, Format
 from hippo_core.segments import conversation_chunk_rows, segment_messages
-from hippo_resources import ChunkStore, Embedder, VectorStore
+from hippo_resources import ChunkStore, Embedder
+from hippo_resources.chunk_store import CONVERSATION_CHUNKS, CONVERSATIONS, MESSAGES, SEGMENTS
 from hippo_resources.conversation_store import ConversationStore
-
-CONVERSATION_CHUNKS = "conversation_chunks.parquet"
-CONVERSATIONS = "conversations.parquet"
-MESSAGES = "messages.parquet"
-SEGMENTS = "segments.parquet"
 
 
 class MemoryTranslator(DagsterDltTranslator):
@@ -52,13 +43,13 @@ class MemoryTranslator(DagsterDltTranslator):
 
     def get_asset_spec(self, data: DltResourceTranslatorData) -> AssetSpec:
         spec = super().get_asset_spec(data)
-        return spec.replace_attributes(key=AssetKey(data.resource.name), deps=[], group_name="memory")
+        return spec.replace_attributes(key=AssetKey(data.resource.name), deps=[], group_name=GROUP)
 
 
-def _describe_pipeline(name: str) -> dlt.Pipeline:
+def _describe_pipeline(fmt: Format) -> dlt.Pipeline:
     # Only describes the asset (kinds, keys); runs use ConversationStore.pipeline().
     return dlt.pipeline(
-        pipeline_name=f"hippo_{name}", destination="filesystem", dataset_name=f"hippo_conversations_{name}"
+        pipeline_name=fmt.pipeline_name, destination="filesystem", dataset_name=fmt.dataset_name
     )
 
 
@@ -73,11 +64,11 @@ def _run(
     context: AssetExecutionContext,
     dlt_resource: DagsterDltResource,
     store: ConversationStore,
-    name: str,
+    fmt: Format,
     source: Any,
     report: RunReport,
 ) -> Iterator[MaterializeResult]:
-    pipeline = store.pipeline(name)
+    pipeline = store.pipeline(fmt.name)
     for event in dlt_resource.run(
         context=context, dlt_source=source, dlt_pipeline=pipeline, loader_file_format="parquet"
     ):
@@ -95,79 +86,52 @@ def _run(
         )
 
 
-def _exports(config: ExportConfig, store: ConversationStore, pattern: str) -> list[str]:
+def _exports(config: ExportConfig, store: ConversationStore, fmt: Format) -> list[str]:
     if config.paths:
         return config.paths
-    folder = Path(store.exports_dir)
-    return [str(p) for p in sorted(folder.glob(pattern))] if folder.is_dir() else []
+    folder = Path(store.location(fmt))
+    if not folder.is_dir():
+        return []
+    return [str(p) for pattern in fmt.files for p in sorted(folder.glob(pattern))]
 
 
-@dlt_assets(
-    dlt_source=claude_code_source(),
-    dlt_pipeline=_describe_pipeline("claude_code"),
-    name="claude_code_ingest",
-    dagster_dlt_translator=MemoryTranslator(),
-)
-def claude_code_log(
-    context: AssetExecutionContext, dlt: DagsterDltResource, conversation_store: ConversationStore
-):
-    report = RunReport(progress=context.log.info)
-    source = claude_code_source(root=conversation_store.claude_projects, report=report)
-    yield from _run(context, dlt, conversation_store, "claude_code", source, report)
+def _loader(fmt: Format) -> AssetsDefinition:
+    """The dagster-dlt asset of one format: its log folder (jsonl) or its export ZIPs (export)."""
+    describe = {
+        "dlt_source": format_source(fmt),
+        "dlt_pipeline": _describe_pipeline(fmt),
+        "name": fmt.op_name,
+        "dagster_dlt_translator": MemoryTranslator(),
+    }
+    if fmt.reader == "jsonl":
+
+        @dlt_assets(**describe)
+        def load_logs(
+            context: AssetExecutionContext, dlt: DagsterDltResource, conversation_store: ConversationStore
+        ):
+            report = RunReport(progress=context.log.info)
+            source = format_source(fmt, root=conversation_store.location(fmt), report=report)
+            yield from _run(context, dlt, conversation_store, fmt, source, report)
+
+        return load_logs
+
+    @dlt_assets(**describe)
+    def load_exports(
+        context: AssetExecutionContext,
+        config: ExportConfig,
+        dlt: DagsterDltResource,
+        conversation_store: ConversationStore,
+    ):
+        report = RunReport(progress=context.log.info)
+        source = format_source(fmt, paths=_exports(config, conversation_store, fmt), report=report)
+        yield from _run(context, dlt, conversation_store, fmt, source, report)
+
+    return load_exports
 
 
-@dlt_assets(
-    dlt_source=codex_source(),
-    dlt_pipeline=_describe_pipeline("codex"),
-    name="codex_ingest",
-    dagster_dlt_translator=MemoryTranslator(),
-)
-def codex_log(context: AssetExecutionContext, dlt: DagsterDltResource, conversation_store: ConversationStore):
-    report = RunReport(progress=context.log.info)
-    source = codex_source(root=conversation_store.codex_home, report=report)
-    yield from _run(context, dlt, conversation_store, "codex", source, report)
-
-
-@dlt_assets(
-    dlt_source=chatgpt_source(),
-    dlt_pipeline=_describe_pipeline("chatgpt"),
-    name="chatgpt_ingest",
-    dagster_dlt_translator=MemoryTranslator(),
-)
-def chatgpt_export(
-    context: AssetExecutionContext,
-    config: ExportConfig,
-    dlt: DagsterDltResource,
-    conversation_store: ConversationStore,
-):
-    report = RunReport(progress=context.log.info)
-    source = chatgpt_source(paths=_exports(config, conversation_store, "chatgpt*.zip"), report=report)
-    yield from _run(context, dlt, conversation_store, "chatgpt", source, report)
-
-
-@dlt_assets(
-    dlt_source=claude_ai_source(),
-    dlt_pipeline=_describe_pipeline("claude_ai"),
-    name="claude_ai_ingest",
-    dagster_dlt_translator=MemoryTranslator(),
-)
-def claude_ai_export(
-    context: AssetExecutionContext,
-    config: ExportConfig,
-    dlt: DagsterDltResource,
-    conversation_store: ConversationStore,
-):
-    report = RunReport(progress=context.log.info)
-    source = claude_ai_source(paths=_exports(config, conversation_store, "claude*.zip"), report=report)
-    yield from _run(context, dlt, conversation_store, "claude_ai", source, report)
-
-
-DLT_KEYS = [
-    AssetKey("claude_code_log"),
-    AssetKey("codex_log"),
-    AssetKey("chatgpt_export"),
-    AssetKey("claude_ai_export"),
-]
+# One loader per format, generated from the registry: format name → asset.
+LOADERS: dict[str, AssetsDefinition] = {fmt.name: _loader(fmt) for fmt in FORMATS}
+DLT_KEYS = [AssetKey(fmt.asset_name) for fmt in FORMATS]
 
 
 def merged_tables(store: ConversationStore) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -200,7 +164,7 @@ class ConversationChunksConfig(Config):
 
 
 @asset(
-    group_name="memory",
+    group_name=GROUP,
     kinds={"polars", "parquet"},
     deps=DLT_KEYS,
     description="Conversations (title, project, started/ended, model, message count), messages and topic "
@@ -251,40 +215,4 @@ def conversation_chunks(
             "chunks": frame.height,
             "by_granularity": MetadataValue.json(by_gran),
         }
-    )
-
-
-@asset_check(
-    asset=AssetKey("embeddings"),
-    blocking=True,
-    description="Every stored conversation message has at least one vector in the vector store.",
-)
-def messages_have_vectors(chunk_store: ChunkStore, vector_store: VectorStore) -> AssetCheckResult:
-    try:
-        msgs = chunk_store.read(MESSAGES)
-        chunks = chunk_store.chunks()
-    except FileNotFoundError:
-        return AssetCheckResult(passed=True, metadata={"messages": 0})
-    if not msgs.height:
-        return AssetCheckResult(passed=True, metadata={"messages": 0})
-    stored = set(vector_store.existing(vector_store.collection()))
-    conv = chunks.filter((pl.col("lane") == "conversations") & (pl.col("granularity") == "message"))
-    with_vec = conv.filter(pl.col("chunk_id").is_in(list(stored)))
-    anchors = set(with_vec["anchor"].to_list())
-    wanted = msgs.select(
-        (
-            pl.lit("conversations/")
-            + pl.col("conversation_id")
-            + pl.lit("#m")
-            + pl.col("position").cast(pl.Utf8)
-        ).alias("a")
-    )["a"].to_list()
-    missing = [a for a in wanted if a not in anchors]
-    return AssetCheckResult(
-        passed=not missing,
-        metadata={
-            "messages": len(wanted),
-            "without_vector": len(missing),
-            "examples": MetadataValue.json(missing[:20]),
-        },
     )

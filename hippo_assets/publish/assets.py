@@ -15,11 +15,14 @@ from dagster import (
 )
 from pydantic import Field
 
-from hippo_assets import vault_io as io
-from hippo_assets.compile import approval_requests, latest_verdicts
+from hippo_assets.clock import now, today
+from hippo_assets.compile.assets import approval_requests
+from hippo_assets.compile.related import tokenizer
+from hippo_assets.publish import GROUP
 from hippo_core import approvals, frontmatter
 from hippo_core.cards import fingerprint, parse_card, promoted_text
-from hippo_core.gates import run_gates
+from hippo_core.gates import build_facts, check_card, latest_verdicts, promotion_target
+from hippo_core.governance import CANONICAL_STATUSES
 from hippo_core.index_pages import (
     GENERATED_BY,
     PageInfo,
@@ -30,63 +33,57 @@ from hippo_core.index_pages import (
     render_hub,
     render_index,
 )
-from hippo_core.vault_layout import APPROVALS, sector_for_path
+from hippo_core.vault_layout import GATES_DIR, LOG, PROMOTIONS_DIR, ledger_file, sector_for_path
 from hippo_resources import Vault
 
 
 class PromoteConfig(Config):
     dry_run: bool = Field(
-        default=False, description="Report what would happen and write nothing (or HIPPO_DRY_RUN=1)."
+        default=False,
+        description="Report what would happen and write nothing (HIPPO_DRY_RUN in promote_job).",
     )
 
 
-def pending_approvals(vault: Vault) -> list[approvals.ApprovalLine]:
-    out = []
-    for rel in vault.markdown_files():
-        if rel.startswith(APPROVALS + "/"):
-            out += [ln for ln in approvals.parse(rel, io.read_text(vault, rel)) if ln.pending]
-    return out
-
-
 @asset(
-    group_name="publish",
+    group_name=GROUP,
     kinds={"markdown", "git"},
     deps=[approval_requests],
-    description="Ticked approvals whose fingerprint still matches: every gate runs again, the card moves to "
-    "20-wiki/<sector>/<slug>.md with status canonical, 90-system/promotions/<date>.jsonl and log.md get a line, "
-    "and the run makes one git commit. A human_edit page is never overwritten (the card becomes a proposal). "
-    "HIPPO_DRY_RUN=1 writes nothing and reports the plan.",
+    description="Ticked approvals whose fingerprint still matches: the same check as at verdict time (the seven "
+    "gates and citation verification) runs again, the card moves to 20-wiki/<sector>/<slug>.md with status "
+    "canonical, the approval line links to the page, 90-system/promotions/<date>.jsonl and log.md get a line; "
+    "the run makes one git commit. A human_edit or verified page is never overwritten (the card becomes a "
+    "proposal). `dry_run` (HIPPO_DRY_RUN in promote_job) writes nothing and reports the plan.",
 )
 def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault: Vault) -> MaterializeResult:
-    dry = config.dry_run or io.env_flag("HIPPO_DRY_RUN")
-    facts = io.load_facts(vault)
-    pages = io.canonical_pages(vault)
+    dry = config.dry_run
+    facts = build_facts(vault.texts())
+    pages = vault.canonical_pages()
     texts: dict[str, str] = {}  # approval files as they will be written
     touched: list[str] = []
     promoted, rejected, proposals = [], [], []
-    date = io.today()
+    date = today()
 
-    def outcome(line: approvals.ApprovalLine, text: str) -> None:
-        current = texts.setdefault(line.file, io.read_text(vault, line.file))
-        texts[line.file] = approvals.set_outcome(current, line.line_no, text)
+    def outcome(line: approvals.ApprovalLine, text: str, link_to: str | None = None) -> None:
+        current = texts.setdefault(line.file, vault.read_text(line.file))
+        texts[line.file] = approvals.set_outcome(current, line.line_no, text, link_to)
 
-    for line in pending_approvals(vault):
+    for line in vault.approval_lines("ticked"):
         if not vault.exists(line.card):
             rejected.append({"card": line.card, "why": "the card is no longer in staging"})
             outcome(line, "✗ rejected: the card is no longer in staging")
             continue
-        card = parse_card(line.card, io.read_text(vault, line.card))
+        card = parse_card(line.card, vault.read_text(line.card))
         fp = fingerprint(card.text)
         if fp != line.fingerprint:
             why = f"the card changed since it was proposed (fingerprint {line.fingerprint} → {fp}); review it again"
             rejected.append({"card": card.path, "why": why})
             outcome(line, f"✗ rejected: {why}")
             continue
-        target, human = io.promotion_target(card, pages)
-        if human:
+        target, protected = promotion_target(card, pages)
+        if protected:
             proposals.append({"card": card.path, "target": target})
             outcome(
-                line, f"↺ not promoted: {target} is a human_edit page; the card stays as a proposal for it"
+                line, f"↺ not promoted: {target} is a {protected} page; the card stays as a proposal for it"
             )
             if not dry:
                 raw, body = frontmatter.split(card.text)
@@ -94,25 +91,24 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
                 vault.write_text(card.path, frontmatter.render(fields, body.lstrip("\n")))
                 touched.append(card.path)
             continue
-        failed = [g for g in run_gates(card, facts, target) if not g.passed]
+        failed = check_card(card, facts, target, tokenizer().tokenize).failures
         if failed:
-            why = "; ".join(f"gate {g.gate}: {g.reason}" for g in failed)
+            why = "; ".join(failed)
             rejected.append({"card": card.path, "why": why})
             outcome(line, f"✗ rejected at promotion: {why}")
             continue
         promoted.append({"card": card.path, "target": target, "title": card.title})
-        outcome(line, f"✓ promoted → [[{target.removesuffix('.md')}]] ({date})")
+        outcome(line, f"✓ promoted → [[{target.removesuffix('.md')}]] ({date})", link_to=target)
         if dry:
             continue
         vault.write_text(target, promoted_text(card, date))
-        vault.abs(card.path).unlink()
+        vault.delete(card.path)
         touched += [target, card.path]
-        io.append_jsonl(
-            vault,
-            f"{io.PROMOTIONS_DIR}/{date}.jsonl",
+        vault.append_ledger(
+            ledger_file(PROMOTIONS_DIR, date),
             [
                 {
-                    "ts": io.now(),
+                    "ts": now(),
                     "date": date,
                     "card": card.path,
                     "target": target,
@@ -126,14 +122,15 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
                 }
             ],
         )
-        log = io.read_text(vault, "log.md") if vault.exists("log.md") else "# Log\n"
-        vault.write_text("log.md", log.rstrip("\n") + f"\n\n## [{date}] promote | {card.title}\n")
-        touched += [f"{io.PROMOTIONS_DIR}/{date}.jsonl", "log.md"]
+        log = vault.read_text(LOG) if vault.exists(LOG) else "# Log\n"
+        vault.write_text(LOG, log.rstrip("\n") + f"\n\n## [{date}] promote | {card.title}\n")
+        touched += [ledger_file(PROMOTIONS_DIR, date), LOG]
     if not dry:
         for rel, text in texts.items():
             vault.write_text(rel, text)
             touched.append(rel)
-    commit = vault.commit(f"promote: {len(promoted)} page(s)", sorted(set(touched))) if touched else None
+    if touched:
+        vault.commit_at_run_end(f"promote: {len(promoted)} page(s)", sorted(set(touched)))
     return MaterializeResult(
         metadata={
             "dry_run": dry,
@@ -143,7 +140,6 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
             "promoted_pages": MetadataValue.json(promoted),
             "rejections": MetadataValue.json(rejected),
             "proposal_cards": MetadataValue.json(proposals),
-            "git_commit": commit or "",
         }
     )
 
@@ -157,8 +153,8 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
 def canonical_sectors_match(vault: Vault) -> AssetCheckResult:
     mismatches = [
         {"path": path, "folder": sector_for_path(path) or "", "frontmatter": fm.sector or ""}
-        for path, fm, _ in io.canonical_pages(vault)
-        if fm.status == "canonical"
+        for path, fm, _ in vault.canonical_pages()
+        if fm.status in CANONICAL_STATUSES
         and fm.sector
         and sector_for_path(path)
         and fm.sector != sector_for_path(path)
@@ -174,14 +170,14 @@ def _owned(vault: Vault, rel: str, seed_marker: str) -> bool:
     """index_pages may write a page it generated before, a missing one, or the untouched `hippo init` seed."""
     if not vault.exists(rel):
         return True
-    text = io.read_text(vault, rel)
+    text = vault.read_text(rel)
     fields = frontmatter.parse_mapping(frontmatter.split(text)[0])
     body = frontmatter.split(text)[1].strip()
     return fields.get("generated_by") == GENERATED_BY or body in (seed_marker, "")
 
 
 @asset(
-    group_name="publish",
+    group_name=GROUP,
     kinds={"markdown"},
     deps=[canonical_wiki],
     description="HOME.md (canonical pages per sector, queue sizes, recent promotions, what to review first), "
@@ -197,22 +193,19 @@ def index_pages(context: AssetExecutionContext, vault: Vault) -> MaterializeResu
             type=fm.type,
             updated=fm.updated,
         )
-        for p, fm, _ in io.canonical_pages(vault)
-        if fm.status == "canonical"
+        for p, fm, _ in vault.canonical_pages()
+        if fm.status in CANONICAL_STATUSES
     ]
-    open_lines = []
-    for rel in vault.markdown_files():
-        if rel.startswith(APPROVALS + "/"):
-            open_lines += [ln for ln in approvals.parse(rel, io.read_text(vault, rel)) if not ln.ticked]
-    verdicts = latest_verdicts(vault)
-    cards, _ = io.staged_cards(vault)
+    open_lines = vault.approval_lines("open")
+    verdicts = latest_verdicts(vault.read_ledger(GATES_DIR))
+    cards, _ = vault.staged_cards()
     queues = Queues(
         inbox=len(vault.inbox_files()),
         staging=len(cards),
         pending_approvals=len(open_lines),
         gate_failures=sum(1 for c in cards if c.path in verdicts and not verdicts[c.path]["passed"]),
     )
-    recent = list(reversed(io.read_jsonl(vault, io.PROMOTIONS_DIR)))[:10]
+    recent = list(reversed(vault.read_ledger(PROMOTIONS_DIR)))[:10]
     review = [ReviewItem(card=ln.card, title=ln.title, file=ln.file) for ln in open_lines[:10]]
     wanted = {
         "HOME.md": (render_home(pages, queues, recent, review), "# Home\n\nStart here."),
@@ -222,7 +215,7 @@ def index_pages(context: AssetExecutionContext, vault: Vault) -> MaterializeResu
         wanted[hub_path(sector)] = (render_hub(sector, [p for p in pages if p.sector == sector]), "")
     written, refused = [], []
     for rel, (text, seed) in wanted.items():
-        if vault.exists(rel) and io.read_text(vault, rel) == text:
+        if vault.exists(rel) and vault.read_text(rel) == text:
             continue
         if not _owned(vault, rel, seed):
             refused.append(rel)
@@ -230,13 +223,13 @@ def index_pages(context: AssetExecutionContext, vault: Vault) -> MaterializeResu
             continue
         vault.write_text(rel, text)
         written.append(rel)
-    commit = vault.commit(f"index pages: {len(written)} updated", written) if written else None
+    if written:
+        vault.commit_at_run_end(f"index pages: {len(written)} updated", written)
     return MaterializeResult(
         metadata={
             "canonical_pages": len(pages),
             "written": MetadataValue.json(written),
             "left_alone": MetadataValue.json(refused),
             "queues": MetadataValue.json(queues.model_dump()),
-            "git_commit": commit or "",
         }
     )

@@ -13,17 +13,16 @@ from pathlib import PurePosixPath
 from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataValue, asset
 from pydantic import Field
 
-from hippo_assets import vault_io as io
-from hippo_assets.ingest import known_sources
-from hippo_core import approvals, frontmatter
-from hippo_core.cards import parse_card
+from hippo_assets.clock import now
+from hippo_assets.publish import GROUP
+from hippo_core import frontmatter
 from hippo_core.frontmatter import FrontmatterError
+from hippo_core.gates import page_lineage
+from hippo_core.governance import CANONICAL_STATUSES
 from hippo_core.sources import body_hash, make_source_copy
 from hippo_core.text_input import BadTextError
-from hippo_core.vault_layout import APPROVALS, INBOX_PROCESSED, INBOX_SUFFIXES, REVIEWS, SOURCES, STAGING
+from hippo_core.vault_layout import ARCHIVE, INBOX_PROCESSED, INBOX_SUFFIXES, JANITOR_DIR, ledger_file
 from hippo_resources import Vault
-
-ARCHIVE = f"{REVIEWS}/archive"
 
 
 class JanitorConfig(Config):
@@ -31,22 +30,6 @@ class JanitorConfig(Config):
         default=14, ge=1, description="Archive staging cards unapproved for this many days."
     )
     today: str | None = Field(default=None, description="ISO date to judge age against (default: today).")
-
-
-def _ticked_cards(vault) -> set[str]:
-    out = set()
-    for rel in vault.markdown_files():
-        if rel.startswith(APPROVALS + "/"):
-            out |= {ln.card for ln in approvals.parse(rel, io.read_text(vault, rel)) if ln.pending}
-    return out
-
-
-def _offered_cards(vault) -> set[str]:
-    out = set()
-    for rel in vault.markdown_files():
-        if rel.startswith(APPROVALS + "/"):
-            out |= {ln.card for ln in approvals.parse(rel, io.read_text(vault, rel))}
-    return out
 
 
 def _archive(vault, rel: str, text: str) -> str:
@@ -58,7 +41,7 @@ def _archive(vault, rel: str, text: str) -> str:
 
 
 @asset(
-    group_name="publish",
+    group_name=GROUP,
     kinds={"markdown", "git"},
     description="Archives (never deletes) staging cards unapproved after N days and duplicates of an existing "
     "card or canonical page, and moves inbox files whose content already has a source copy (left behind when "
@@ -68,25 +51,25 @@ def _archive(vault, rel: str, text: str) -> str:
 def janitor(context: AssetExecutionContext, config: JanitorConfig, vault: Vault) -> MaterializeResult:
     today = dt.date.fromisoformat(config.today) if config.today else dt.date.today()
     cutoff = today - dt.timedelta(days=config.max_age_days)
-    ticked = _ticked_cards(vault)
-    canonical_titles = {
-        (fm.title or "").strip().lower() for _, fm, _ in io.canonical_pages(vault) if fm.status == "canonical"
+    ticked = {ln.card for ln in vault.approval_lines("ticked")}
+    canonical_titles = {  # one term may have a page in each lineage
+        ((fm.title or "").strip().lower(), page_lineage(fm))
+        for _, fm, _ in vault.canonical_pages()
+        if fm.status in CANONICAL_STATUSES
     }
     actions, touched = [], []
     seen_bodies: dict[str, str] = {}
-    offered = _offered_cards(vault)
-    staged = [r for r in vault.markdown_files() if r.startswith(STAGING + "/") and r.count("/") == 2]
-    for rel in sorted(staged, key=lambda r: (r not in offered, r)):  # of two duplicates, keep the one offered
+    offered = {ln.card for ln in vault.approval_lines()}
+    staged, _ = vault.staged_cards(status=None)  # every card in staging, proposals too; unreadable ones stay
+    for card in sorted(
+        staged, key=lambda c: (c.path not in offered, c.path)
+    ):  # of two duplicates, keep the offered
+        rel = card.path
         if rel in ticked:
-            continue
-        try:
-            text = io.read_text(vault, rel)
-            card = parse_card(rel, text)
-        except (BadTextError, FrontmatterError):
             continue
         digest = body_hash(card.body)
         why = None
-        if card.title.strip().lower() in canonical_titles and not card.proposal_for:
+        if (card.title.strip().lower(), card.lineage) in canonical_titles and not card.proposal_for:
             why = "duplicate of a canonical page with the same title"
         elif digest in seen_bodies:
             why = f"duplicate of {seen_bodies[digest]}"
@@ -94,23 +77,22 @@ def janitor(context: AssetExecutionContext, config: JanitorConfig, vault: Vault)
             why = f"unapproved since {card.created[:10]} (more than {config.max_age_days} days)"
         seen_bodies.setdefault(digest, rel)
         if why:
-            dest = _archive(vault, rel, text)
+            dest = _archive(vault, rel, card.text)
             touched += [rel, dest]
-            actions.append({"ts": io.now(), "action": "archive", "path": rel, "to": dest, "why": why})
-    known = known_sources(vault)
-    actual = {}  # body hash as it is on disk, for copies whose declared sha256 is stale or missing
-    for src in vault.markdown_files():
-        if src.startswith(SOURCES + "/"):
-            try:
-                actual.setdefault(body_hash(frontmatter.split(io.read_text(vault, src))[1]), src)
-            except (BadTextError, FrontmatterError):
-                continue
+            actions.append({"ts": now(), "action": "archive", "path": rel, "to": dest, "why": why})
+    copies, _ = vault.source_copies()
+    known = {c.declared_sha256: c.path for c in copies if c.declared_sha256}
+    actual: dict[
+        str, str
+    ] = {}  # body hash as it is on disk, for copies whose declared sha256 is stale or missing
+    for c in copies:
+        actual.setdefault(c.body_sha256, c.path)
     for rel in vault.inbox_files():
         name = PurePosixPath(rel).name
         if not name.lower().endswith(INBOX_SUFFIXES):
             continue
         try:
-            copy = make_source_copy(vault.read_bytes(rel), name, io.now())
+            copy = make_source_copy(vault.read_bytes(rel), name, now())
         except (BadTextError, FrontmatterError):
             continue
         existing = known.get(copy.sha256) or actual.get(copy.sha256)
@@ -120,21 +102,21 @@ def janitor(context: AssetExecutionContext, config: JanitorConfig, vault: Vault)
             note = "" if copy.sha256 in known else " (its declared sha256 is stale)"
             actions.append(
                 {
-                    "ts": io.now(),
+                    "ts": now(),
                     "action": "release-inbox",
                     "path": rel,
                     "to": dest,
                     "why": f"already ingested as {existing}{note}",
                 }
             )
-    ledger = f"{io.JANITOR_DIR}/{today.isoformat()}.jsonl"
-    io.append_jsonl(vault, ledger, actions)
-    commit = vault.commit(f"janitor: {len(actions)} action(s)", [*touched, ledger]) if actions else None
+    ledger = ledger_file(JANITOR_DIR, today.isoformat())
+    vault.append_ledger(ledger, actions)
+    if actions:
+        vault.commit_at_run_end(f"janitor: {len(actions)} action(s)", [*touched, ledger])
     return MaterializeResult(
         metadata={
             "archived": sum(a["action"] == "archive" for a in actions),
             "inbox_released": sum(a["action"] == "release-inbox" for a in actions),
             "actions": MetadataValue.json(actions),
-            "git_commit": commit or "",
         }
     )

@@ -29,11 +29,11 @@ from dagster import (
 )
 from pydantic import Field
 
-from hippo_assets.index import lexical_index
+from hippo_assets.index.assets import lexical_index
 from hippo_core.gap_queue import REPEATED, render_gap_queue
+from hippo_core.vault_layout import GAP_QUEUE
 from hippo_resources import Embedder, Ledger, LexicalStore, Vault
 
-GAP_QUEUE = "30-reviews/gap-queue.md"
 REGRESSION_POINTS = 0.02
 
 

@@ -18,9 +18,13 @@ from pydantic import Field
 
 from expectations.gate_suites import failures as gate_failures
 from expectations.gate_suites import gate_check, gate_frame
-from hippo_assets import vault_io as io
+from hippo_assets.clock import now, today
+from hippo_assets.compile import GROUP
+from hippo_assets.compile.related import related_pages, tokenizer
+from hippo_assets.index.assets import lexical_index
+from hippo_assets.ingest.assets import sources
 from hippo_core import approvals, frontmatter
-from hippo_core.cards import Card, fingerprint, render_card, staging_path
+from hippo_core.cards import Card, CompileOutput, fingerprint, render_card, staging_path
 from hippo_core.compile_offline import (
     OFFLINE_COMPILER,
     OFFLINE_JUDGE,
@@ -28,17 +32,24 @@ from hippo_core.compile_offline import (
     offline_compile,
     offline_judge,
 )
-from hippo_core.compile_queue import COMPILE_LOG, PARTITIONS, compiled, source_digest, source_for
-from hippo_core.gates import CitationCheck, VaultFacts, gate_row, run_gates, split_anchor, verify_citations
-from hippo_core.vault_layout import APPROVALS, SOURCES
+from hippo_core.compile_queue import PARTITIONS, compiled, source_for
+from hippo_core.gates import (
+    CitationCheck,
+    VaultFacts,
+    build_facts,
+    check_card,
+    gate_row,
+    latest_verdicts,
+    promotion_target,
+    run_gates,
+    split_anchor,
+)
+from hippo_core.sources import read_source_file
+from hippo_core.vault_layout import COMPILE_LOG, GATES_DIR, SOURCES, approvals_file, ledger_file
 from hippo_resources import LexicalStore, Vault
 from hippo_resources.llm import LLM, LLMError, Usage
 
 source_documents = DynamicPartitionsDefinition(name=PARTITIONS)
-
-
-def compiled_sources(vault: Vault) -> set[tuple[str, str]]:
-    return compiled(io.read_text(vault, COMPILE_LOG)) if vault.exists(COMPILE_LOG) else set()
 
 
 class CompileConfig(Config):
@@ -48,9 +59,10 @@ class CompileConfig(Config):
 
 
 @asset(
-    group_name="compile",
+    group_name=GROUP,
     kinds={"anthropic", "markdown"},
     partitions_def=source_documents,
+    deps=[sources, lexical_index],  # reads a source copy; asks the lexical index for related pages
     description="For one source document (partition): the LLM compiler (anthropic + instructor) proposes "
     "concept/entity/comparison/query/source-summary cards citing path#heading anchors, using the canonical "
     "pages our own search relates to it; without ANTHROPIC_API_KEY the offline compiler writes a "
@@ -62,11 +74,12 @@ def staging_cards(
     src = source_for(context.partition_key)
     if not vault.exists(src):
         raise Failure(f"no source copy {src}: the partition names a document that is not in {SOURCES}/")
-    text = io.read_text(vault, src)
+    text = vault.read_text(src)
     fm, body = frontmatter.parse(text, src)
-    digest = source_digest(text)
+    source = read_source_file(src, text)
+    digest = source.content_hash
     usage = Usage()
-    if (src, digest) in compiled_sources(vault) and not config.force:
+    if (src, digest) in compiled(vault.read_ledger(COMPILE_LOG)) and not config.force:
         context.log.info(f"{src} was already compiled at this content: nothing to do (no LLM call)")
         return MaterializeResult(
             metadata={
@@ -78,13 +91,15 @@ def staging_cards(
             }
         )
     title = fm.title or src
-    related = io.related_pages(lexical_store, f"{title}\n{body[:1500]}")
+    related = related_pages(lexical_store, f"{title}\n{body[:1500]}")
     if llm.enabled:
         compiler = llm.name
         try:
             output, usage = llm.compile(src, text, related)
         except LLMError as exc:
             raise Failure(str(exc)) from None
+        # the source decides the lineage, not the model: a card is of its source's lineage (or of none)
+        output = with_lineage(output, source.lineage)
     else:
         compiler = OFFLINE_COMPILER
         output = offline_compile(src, text, related)
@@ -93,21 +108,20 @@ def staging_cards(
     for draft in output.cards:
         path = staging_path(draft.title)
         if vault.exists(path):
-            existing = frontmatter.parse_mapping(frontmatter.split(io.read_text(vault, path))[0])
+            existing = frontmatter.parse_mapping(frontmatter.split(vault.read_text(path))[0])
             if existing.get("source_doc") != src:
                 path = path.removesuffix(".md") + f"-{digest[:8]}.md"
         card_text = render_card(
-            draft, sources=[src], compiler=compiler, trust=trust, created=io.today(), source_doc=src
+            draft, sources=[src], compiler=compiler, trust=trust, created=today(), source_doc=src
         )
         vault.write_text(path, card_text)
         written.append(path)
         touched.append(path)
-    io.append_jsonl(
-        vault,
+    vault.append_ledger(
         COMPILE_LOG,
         [
             {
-                "ts": io.now(),
+                "ts": now(),
                 "source": src,
                 "sha256": digest,
                 "compiler": compiler,
@@ -117,7 +131,7 @@ def staging_cards(
         ],
     )
     touched.append(COMPILE_LOG)
-    commit = vault.commit(f"compile: {len(written)} card(s) from {src}", touched)
+    vault.commit_at_run_end(f"compile: {len(written)} card(s) from {src}", touched)
     return MaterializeResult(
         metadata={
             "source": src,
@@ -129,23 +143,18 @@ def staging_cards(
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
             "total_tokens": usage.total,
-            "git_commit": commit or "",
         }
     )
+
+
+def with_lineage(output: CompileOutput, lineage: str | None) -> CompileOutput:
+    return CompileOutput(cards=[d.model_copy(update={"lineage": lineage}) for d in output.cards])
 
 
 class GateConfig(Config):
     rejudge: bool = Field(
         default=False, description="Judge cards again even if unchanged since their last verdict."
     )
-
-
-def latest_verdicts(vault: Vault) -> dict[str, dict]:
-    """The newest verdict per card path (ledger order)."""
-    out: dict[str, dict] = {}
-    for r in io.read_jsonl(vault, io.GATES_DIR):
-        out[r["card"]] = r
-    return out
 
 
 def _judge(
@@ -174,7 +183,7 @@ def _judge(
 
 
 @asset(
-    group_name="compile",
+    group_name=GROUP,
     kinds={"anthropic", "json"},
     deps=[staging_cards],
     description="Every draft card judged (LLM judge or the offline judge: accept/revise/reject with reasons), its "
@@ -184,10 +193,10 @@ def _judge(
 def gate_verdicts(
     context: AssetExecutionContext, config: GateConfig, vault: Vault, llm: LLM
 ) -> MaterializeResult:
-    cards, unreadable = io.staged_cards(vault)
-    facts = io.load_facts(vault)
-    pages = io.canonical_pages(vault)
-    previous = latest_verdicts(vault)
+    cards, unreadable = vault.staged_cards()
+    facts = build_facts(vault.texts())
+    pages = vault.canonical_pages()
+    previous = latest_verdicts(vault.read_ledger(GATES_DIR))
     usage_box = [Usage()]
     records, failures = [], []
     for card in cards:
@@ -195,14 +204,14 @@ def gate_verdicts(
         prev = previous.get(card.path)
         if prev and prev.get("fingerprint") == fp and not config.rejudge:
             continue  # unchanged since its verdict: no second judge call
-        gates = run_gates(card, facts, io.promotion_target(card, pages)[0])
-        checks = verify_citations(card, facts, io.tokenizer().tokenize)
+        check = check_card(card, facts, promotion_target(card, pages)[0], tokenizer().tokenize)
+        checks = check.citations
         judge_by, judge = _judge(card, checks, facts, llm, usage_box)
-        failed = [{"gate": g.gate, "why": g.reason} for g in gates if not g.passed]
-        passed = not failed and all(c.ok for c in checks) and judge["decision"] == "accept"
+        failed = [{"gate": g.gate, "why": g.reason} for g in check.gates if not g.passed]
+        passed = check.passed and judge["decision"] == "accept"
         records.append(
             {
-                "ts": io.now(),
+                "ts": now(),
                 "card": card.path,
                 "title": card.title,
                 "fingerprint": fp,
@@ -216,9 +225,10 @@ def gate_verdicts(
             failures.append(
                 {"card": card.path, "gates": failed, "judge": judge["decision"], "reasons": judge["reasons"]}
             )
-    ledger = f"{io.GATES_DIR}/{io.today()}.jsonl"
-    io.append_jsonl(vault, ledger, records)
-    commit = vault.commit(f"gates: {len(records)} verdict(s)", [ledger]) if records else None
+    ledger = ledger_file(GATES_DIR, today())
+    vault.append_ledger(ledger, records)
+    if records:
+        vault.commit_at_run_end(f"gates: {len(records)} verdict(s)", [ledger])
     usage = usage_box[0]
     return MaterializeResult(
         metadata={
@@ -232,15 +242,14 @@ def gate_verdicts(
             "input_tokens": usage.input_tokens,
             "output_tokens": usage.output_tokens,
             "total_tokens": usage.total,
-            "git_commit": commit or "",
         }
     )
 
 
 def offered_cards(vault: Vault) -> tuple[list[Card], list[Card]]:
     """(cards whose latest verdict passed at their current fingerprint, all other drafts)."""
-    verdicts = latest_verdicts(vault)
-    cards, _ = io.staged_cards(vault)
+    verdicts = latest_verdicts(vault.read_ledger(GATES_DIR))
+    cards, _ = vault.staged_cards()
     ok, other = [], []
     for card in cards:
         v = verdicts.get(card.path)
@@ -255,12 +264,12 @@ def offered_cards(vault: Vault) -> tuple[list[Card], list[Card]]:
     "for approval; the metadata names each failing gate, card and reason, also for cards held back.",
 )
 def promotion_gates_hold(vault: Vault) -> AssetCheckResult:
-    facts = io.load_facts(vault)
-    pages = io.canonical_pages(vault)
+    facts = build_facts(vault.texts())
+    pages = vault.canonical_pages()
     ok, other = offered_cards(vault)
 
     def row(c: Card) -> dict:
-        return gate_row(c, run_gates(c, facts, io.promotion_target(c, pages)[0]))
+        return gate_row(c, run_gates(c, facts, promotion_target(c, pages)[0]))
 
     held_back = gate_frame([row(c) for c in other])
     return gate_check(
@@ -273,49 +282,39 @@ def promotion_gates_hold(vault: Vault) -> AssetCheckResult:
     )
 
 
-def listed_in_approvals(vault: Vault) -> set[tuple[str, str]]:
-    """(card, fingerprint) pairs on an approval line not yet acted on (a card back in staging after its
-    line was processed, e.g. compiled again after promotion, is offered again)."""
-    out = set()
-    for rel in vault.markdown_files():
-        if rel.startswith(APPROVALS + "/"):
-            out |= {
-                (ln.card, ln.fingerprint)
-                for ln in approvals.parse(rel, io.read_text(vault, rel))
-                if ln.outcome is None
-            }
-    return out
+class ApprovalConfig(Config):
+    auto_approve: bool = Field(
+        default=False, description="Tick the boxes itself (opt-in; every gate still runs at promotion)."
+    )
 
 
 @asset(
-    group_name="compile",
+    group_name=GROUP,
     kinds={"markdown"},
     deps=[gate_verdicts],
     description="One `- [ ]` line per card that passed, with the card's fingerprint, in "
-    "30-reviews/approvals/<date>.md. HIPPO_AUTO_APPROVE=1 ticks the boxes itself (the gates still run at promotion).",
+    "30-reviews/approvals/<date>.md. `auto_approve` (HIPPO_AUTO_APPROVE in compile_job) ticks the boxes itself "
+    "(the gates still run at promotion).",
 )
-def approval_requests(context: AssetExecutionContext, vault: Vault) -> MaterializeResult:
-    auto = io.env_flag("HIPPO_AUTO_APPROVE")
+def approval_requests(
+    context: AssetExecutionContext, config: ApprovalConfig, vault: Vault
+) -> MaterializeResult:
+    auto = config.auto_approve
     ok, _ = offered_cards(vault)
-    listed = listed_in_approvals(vault)
+    # a card back in staging after its line was answered (e.g. compiled again after promotion) is offered again
+    listed = {(ln.card, ln.fingerprint) for ln in vault.approval_lines("open", "ticked")}
     lines = [
         approvals.render_line(c.path, c.title, fingerprint(c.text), auto=auto)
         for c in ok
         if (c.path, fingerprint(c.text)) not in listed
     ]
-    target = approvals.approvals_path(io.today())
-    commit = None
+    target = approvals_file(today())
     if lines:
-        text = io.read_text(vault, target) if vault.exists(target) else approvals.new_file(io.today())
+        text = vault.read_text(target) if vault.exists(target) else approvals.new_file(today())
         if not text.endswith("\n"):
             text += "\n"
         vault.write_text(target, text + "\n".join(lines) + "\n")
-        commit = vault.commit(f"approvals: {len(lines)} card(s) to review", [target])
+        vault.commit_at_run_end(f"approvals: {len(lines)} card(s) to review", [target])
     return MaterializeResult(
-        metadata={
-            "requested": len(lines),
-            "auto_approved": auto,
-            "file": target if lines else "",
-            "git_commit": commit or "",
-        }
+        metadata={"requested": len(lines), "auto_approved": auto, "file": target if lines else ""}
     )

@@ -19,11 +19,11 @@ from dagster import (
 from pydantic import Field
 
 from expectations import check_result, suites
-from hippo_core import frontmatter
+from hippo_assets.ingest import GROUP
 from hippo_core.frontmatter import FrontmatterError
-from hippo_core.sources import body_hash, make_source_copy
-from hippo_core.text_input import BadTextError, decode_utf8
-from hippo_core.vault_layout import INBOX_PROCESSED, INBOX_SUFFIXES, SOURCES
+from hippo_core.sources import make_source_copy
+from hippo_core.text_input import BadTextError
+from hippo_core.vault_layout import INBOX_PROCESSED, INBOX_SUFFIXES
 from hippo_resources import Vault
 
 
@@ -35,23 +35,13 @@ class SourcesConfig(Config):
 
 
 def known_sources(vault: Vault) -> dict[str, str]:
-    """sha256 → path of every source copy already in 10-sources/ (what makes ingest idempotent)."""
-    out: dict[str, str] = {}
-    for rel in vault.markdown_files():
-        if not rel.startswith(SOURCES + "/"):
-            continue
-        try:
-            raw, _ = frontmatter.split(decode_utf8(vault.read_bytes(rel), rel))
-            digest = frontmatter.parse_mapping(raw).get("sha256")
-        except (BadTextError, FrontmatterError):
-            continue
-        if digest:
-            out[str(digest)] = rel
-    return out
+    """Declared sha256 → path of every source copy already in 10-sources/ (what makes ingest idempotent)."""
+    copies, _ = vault.source_copies()
+    return {c.declared_sha256: c.path for c in copies if c.declared_sha256}
 
 
 @asset(
-    group_name="ingest",
+    group_name=GROUP,
     kinds={"markdown", "git"},
     description="Each inbox file (Markdown or text) becomes an immutable copy in 10-sources/ with "
     "status raw-source, its original trust, sha256, original name and ingest time; the inbox file moves "
@@ -90,7 +80,8 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             ingested.append(copy.path)
             context.log.info(f"ingested {rel} → {copy.path}")
         touched += [rel, vault.move(rel, f"{INBOX_PROCESSED}/{name}")]
-    commit = vault.commit(f"ingest: {len(ingested)} new source(s)", touched) if touched else None
+    if touched:
+        vault.commit_at_run_end(f"ingest: {len(ingested)} new source(s)", touched)
     return MaterializeResult(
         metadata={
             "ingested": len(ingested),
@@ -102,7 +93,6 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             "unsupported_files": MetadataValue.json(skipped),
             "not_in_inbox": MetadataValue.json(missing),
             "total_sources": len(known),
-            "git_commit": commit or "",
         }
     )
 
@@ -111,21 +101,17 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
     asset=sources, blocking=True, description="Every source copy's sha256 matches its body (GX suite)."
 )
 def source_hashes_match(vault: Vault) -> AssetCheckResult:
-    rows = []
-    for rel in vault.markdown_files():
-        if not rel.startswith(SOURCES + "/"):
-            continue
-        try:
-            raw, body = frontmatter.split(decode_utf8(vault.read_bytes(rel), rel))
-            fields = frontmatter.parse_mapping(raw)
-        except (BadTextError, FrontmatterError) as exc:
-            rows.append({"path": rel, "declared_sha256": None, "actual_sha256": f"unreadable: {exc}"})
-            continue
-        if "sha256" not in fields and "original_name" not in fields:
-            continue  # a source a person filed by hand, not an ingest copy: it declares no hash
-        declared = fields.get("sha256")
-        rows.append(
-            {"path": rel, "declared_sha256": declared and str(declared), "actual_sha256": body_hash(body)}
-        )
+    copies, unreadable = vault.source_copies()
+    rows = [
+        {"path": u["path"], "declared_sha256": None, "actual_sha256": f"unreadable: {u['error']}"}
+        for u in unreadable
+    ]
+    # A source a person filed by hand declares no hash: only ingest copies are checked.
+    rows += [
+        {"path": c.path, "declared_sha256": c.declared_sha256, "actual_sha256": c.body_sha256}
+        for c in copies
+        if c.is_ingest_copy
+    ]
+    rows.sort(key=lambda r: r["path"])
     frame = pl.DataFrame(rows, schema={"path": pl.Utf8, "declared_sha256": pl.Utf8, "actual_sha256": pl.Utf8})
     return check_result("source_hashes", frame, suites.source_suite())

@@ -10,18 +10,7 @@ import hashlib
 
 from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, SkipReason, sensor
 
-from hippo_core import approvals
-from hippo_core.text_input import decode_utf8
-from hippo_core.vault_layout import APPROVALS
 from hippo_resources import Vault
-
-
-def ticked_lines(vault: Vault) -> list[approvals.ApprovalLine]:
-    out = []
-    for rel in vault.markdown_files():
-        if rel.startswith(APPROVALS + "/"):
-            out += [ln for ln in approvals.parse(rel, decode_utf8(vault.read_bytes(rel), rel)) if ln.pending]
-    return out
 
 
 def build_approvals_sensor(job_name: str, minimum_interval_seconds: int = 30):
@@ -35,7 +24,7 @@ def build_approvals_sensor(job_name: str, minimum_interval_seconds: int = 30):
     def approvals_sensor(context: SensorEvaluationContext, vault: Vault) -> RunRequest | SkipReason:
         if not vault.path.is_dir():
             return SkipReason(f"vault not found at {vault.path}")
-        lines = ticked_lines(vault)
+        lines = vault.approval_lines("ticked")
         if not lines:
             return SkipReason("no ticked approvals waiting")
         key = hashlib.sha256(

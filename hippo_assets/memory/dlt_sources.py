@@ -1,4 +1,5 @@
-"""dlt sources, one per conversation format, incremental through dlt resource state.
+"""The dlt source of a conversation format (`hippo_core.conversations.formats`), incremental through dlt
+resource state.
 
 JSONL logs (Claude Code, Codex) remember a byte offset per file, so an appended session loads only
 its new lines. Exports (ChatGPT, claude.ai ZIPs) remember the bytes of every export and the messages
@@ -15,20 +16,15 @@ import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import dlt
 
-from hippo_core.chat_exports import parse_chatgpt, parse_claude_ai
-from hippo_core.conversations import (
-    Parsed,
-    Problem,
-    parse_claude_code,
-    parse_codex_history,
-    parse_codex_session,
-)
+from hippo_core.conversations.formats import Format
+from hippo_core.conversations.models import Parsed, Problem
 from hippo_core.scrub import ScrubTally
+from hippo_core.settings import env_names
 
 READ_RETRIES = 3
 
@@ -153,9 +149,9 @@ def _rows(parsed: Parsed, report: RunReport, source: str) -> Iterator[Any]:
 
 def _jsonl_files(
     files: list[Path],
+    base: Path,
     report: RunReport,
-    parse: Callable[[Path, list[tuple[int, str]], dict], Parsed],
-    source: str,
+    fmt: Format,
 ) -> Iterator[Any]:
     state = dlt.current.resource_state()
     seen: dict[str, dict[str, Any]] = state.setdefault("files", {})
@@ -174,116 +170,71 @@ def _jsonl_files(
             continue
         report.files += 1
         report.progress(f"{path.name}: {len(lines)} new lines")
-        parsed = parse(path, lines, entry)
-        yield from _rows(parsed, report, source)
+        parsed = fmt.parse(PurePosixPath(path.relative_to(base).as_posix()), str(path), lines, entry)
+        yield from _rows(parsed, report, fmt.name)
         if parsed.conversations:
             entry["conversation_id"] = parsed.conversations[-1].conversation_id
         entry.update(offset=offset, line=line, position=entry["position"] + len(parsed.messages))
 
 
-def _project_hint(path: Path, root: Path) -> str | None:
-    rel = path.relative_to(root).parts
-    return rel[0].strip("-").rsplit("-", 1)[-1] if len(rel) > 1 else None
+def _log_files(base: Path, fmt: Format) -> list[Path]:
+    """The format's log files under its folder, in a stable order (each pattern's matches sorted)."""
+    out: list[Path] = []
+    for pattern in fmt.files:
+        out += sorted(p for p in base.glob(pattern) if p.is_file())
+    return list(dict.fromkeys(out))
 
 
-@dlt.source(name="claude_code")
-def claude_code_source(root: str = "", report: Any = None) -> Any:
-    """Claude Code session logs: every `*.jsonl` under the projects folder (found automatically)."""
+def _export_records(fmt: Format, paths: list[str], report: RunReport) -> Iterator[Any]:
+    state = dlt.current.resource_state()
+    exports: dict[str, str] = state.setdefault("exports", {})
+    seen: dict[str, list[str]] = state.setdefault("seen", {})
+    for raw in paths:
+        path = Path(raw).expanduser()
+        try:
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        except OSError as exc:
+            report.problem(str(path), f"unreadable ({exc.strerror or exc})")
+            continue
+        if digest in exports:
+            report.problem(str(path), f"duplicate export (same bytes as {exports[digest]}); nothing new")
+            continue
+        data = read_export(path, report)
+        if data is None:
+            continue
+        report.files += 1
+        report.progress(f"{path.name}: reading")
+        parsed = fmt.parse(data, str(path))
+        fresh = Parsed(conversations=parsed.conversations, problems=parsed.problems)
+        for msg in parsed.messages:
+            known = seen.setdefault(msg.conversation_id, [])
+            tag = hashlib.sha1(msg.message_id.encode()).hexdigest()[:16]
+            if tag in known:
+                continue
+            known.append(tag)
+            fresh.messages.append(msg)
+        yield from _rows(fresh, report, fmt.name)
+        exports[digest] = path.name
+
+
+def format_source(fmt: Format, root: str = "", paths: list[str] | None = None, report: Any = None) -> Any:
+    """The dlt source of one format: log files under `root` (jsonl formats) or the export `paths`."""
     report = report or RunReport()
 
-    @dlt.resource(name="claude_code_log", write_disposition="append")
-    def claude_code_log() -> Iterator[Any]:
-        base = Path(root).expanduser()
-        files = sorted(base.glob("**/*.jsonl")) if base.is_dir() else []
-        if not base.is_dir():
-            report.problem(str(base), "Claude Code projects folder not found")
-
-        def parse(path: Path, lines: list[tuple[int, str]], entry: dict) -> Parsed:
-            return parse_claude_code(
-                lines, entry.get("conversation_id") or path.stem, _project_hint(path, base), str(path),
-                first_position=entry["position"],
-            )  # fmt: skip
-
-        yield from _jsonl_files(files, report, parse, "claude_code")
-
-    return claude_code_log
-
-
-@dlt.source(name="codex")
-def codex_source(root: str = "", report: Any = None) -> Any:
-    """Codex CLI: rollout files under `sessions/` and the prompt history `history.jsonl`."""
-    report = report or RunReport()
-
-    @dlt.resource(name="codex_log", write_disposition="append")
-    def codex_log() -> Iterator[Any]:
+    def logs() -> Iterator[Any]:
         base = Path(root).expanduser()
         if not base.is_dir():
-            report.problem(str(base), "Codex home folder not found")
+            report.problem(str(base), f"{fmt.label} folder not found (set {env_names()[fmt.setting]})")
             return
-        sessions = sorted((base / "sessions").glob("**/*.jsonl"))
-        history = [base / "history.jsonl"] if (base / "history.jsonl").is_file() else []
+        yield from _jsonl_files(_log_files(base, fmt), base, report, fmt)
 
-        def parse(path: Path, lines: list[tuple[int, str]], entry: dict) -> Parsed:
-            if path.name == "history.jsonl" and path.parent == base:
-                return parse_codex_history(lines, str(path))
-            hint = entry.get("conversation_id") or path.stem.split("-", 6)[-1]
-            return parse_codex_session(lines, hint, str(path), first_position=entry["position"])
+    def exports() -> Iterator[Any]:
+        yield from _export_records(fmt, list(paths or []), report)
 
-        yield from _jsonl_files(sessions + history, report, parse, "codex")
+    @dlt.source(name=fmt.name)
+    def source() -> Any:
+        return dlt.resource(
+            logs if fmt.reader == "jsonl" else exports, name=fmt.asset_name, write_disposition="append"
+        )
 
-    return codex_log
-
-
-def _export_source(name: str, parse: Callable[[Any, str], Parsed]) -> Callable[..., Any]:
-    def records(paths: list[str], report: RunReport) -> Iterator[Any]:
-        state = dlt.current.resource_state()
-        exports: dict[str, str] = state.setdefault("exports", {})
-        seen: dict[str, list[str]] = state.setdefault("seen", {})
-        for raw in paths:
-            path = Path(raw).expanduser()
-            try:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-            except OSError as exc:
-                report.problem(str(path), f"unreadable ({exc.strerror or exc})")
-                continue
-            if digest in exports:
-                report.problem(str(path), f"duplicate export (same bytes as {exports[digest]}); nothing new")
-                continue
-            data = read_export(path, report)
-            if data is None:
-                continue
-            report.files += 1
-            report.progress(f"{path.name}: reading")
-            parsed = parse(data, str(path))
-            fresh = Parsed(conversations=parsed.conversations, problems=parsed.problems)
-            for msg in parsed.messages:
-                known = seen.setdefault(msg.conversation_id, [])
-                tag = hashlib.sha1(msg.message_id.encode()).hexdigest()[:16]
-                if tag in known:
-                    continue
-                known.append(tag)
-                fresh.messages.append(msg)
-            yield from _rows(fresh, report, name)
-            exports[digest] = path.name
-
-    return records
-
-
-@dlt.source(name="chatgpt")
-def chatgpt_source(paths: list[str] | None = None, report: Any = None) -> Any:
-    """ChatGPT data export ZIPs (`conversations.json`, the message tree; the current branch is kept)."""
-    report = report or RunReport()
-    fn = _export_source("chatgpt", parse_chatgpt)
-    return dlt.resource(
-        lambda: fn(list(paths or []), report), name="chatgpt_export", write_disposition="append"
-    )
-
-
-@dlt.source(name="claude_ai")
-def claude_ai_source(paths: list[str] | None = None, report: Any = None) -> Any:
-    """claude.ai data export ZIPs (`conversations.json` with `chat_messages`)."""
-    report = report or RunReport()
-    fn = _export_source("claude_ai", parse_claude_ai)
-    return dlt.resource(
-        lambda: fn(list(paths or []), report), name="claude_ai_export", write_disposition="append"
-    )
+    return source()
