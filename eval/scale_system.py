@@ -3,8 +3,8 @@
 Every child runs in its own session (process group), so stopping it also stops what it started
 (Dagster's log-tailing `tail -F`, uvicorn workers); on Linux the kernel also sends it SIGTERM if the
 benchmark dies without cleaning up. `OthersCpu` measures how busy the rest of the machine was during a
-stage (CPU seconds of processes outside the benchmark's tree, from /proc), so every figure can be
-read against the load it was measured under.
+stage (the machine's busy CPU time from /proc/stat minus the benchmark tree's own, reaped children
+included), so every figure can be read against the load it was measured under.
 """
 
 from __future__ import annotations
@@ -95,16 +95,27 @@ class Children:
 @dataclass
 class CpuSample:
     at: float
-    ticks: dict[int, int]
+    busy: int  # machine-wide busy ticks, all CPUs (/proc/stat)
+    ours: int  # ticks of the benchmark's tree, reaped children included
+    ticks: dict[int, int]  # per process, for naming the busiest others
     names: dict[int, str]
-    ours: set[int]
+    tree: set[int]
 
 
-def _proc_stats() -> tuple[dict[int, int], dict[int, int], dict[int, str]]:
-    """pid → utime+stime ticks, pid → ppid, pid → command name, for every readable process."""
+def _machine_busy_ticks() -> int:
+    """user + nice + system + irq + softirq + steal of the `cpu` line of /proc/stat."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    values = [int(v) for v in fields]
+    return sum(values[i] for i in (0, 1, 2, 5, 6, 7) if i < len(values))
+
+
+def sample_cpu() -> CpuSample:
+    """CPU ticks of the machine, of the benchmark's process tree and of every process."""
     ticks: dict[int, int] = {}
+    with_children: dict[int, int] = {}
     parents: dict[int, int] = {}
     names: dict[int, str] = {}
+    busy = _machine_busy_ticks()
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -113,26 +124,21 @@ def _proc_stats() -> tuple[dict[int, int], dict[int, int], dict[int, str]]:
         except OSError:
             continue
         pid = int(entry.name)
-        name = raw[raw.find("(") + 1 : raw.rfind(")")]
+        names[pid] = raw[raw.find("(") + 1 : raw.rfind(")")]
         fields = raw[raw.rfind(")") + 2 :].split()
         parents[pid] = int(fields[1])
-        ticks[pid] = int(fields[11]) + int(fields[12])
-        names[pid] = name
-    return ticks, parents, names
-
-
-def sample_cpu() -> CpuSample:
-    ticks, parents, names = _proc_stats()
-    me = os.getpid()
-    ours = {me}
+        ticks[pid] = int(fields[11]) + int(fields[12])  # utime + stime
+        with_children[pid] = ticks[pid] + int(fields[13]) + int(fields[14])  # + reaped children's
+    tree = {os.getpid()}
     changed = True
     while changed:  # descendants of the benchmark, however deep
         changed = False
         for pid, ppid in parents.items():
-            if ppid in ours and pid not in ours:
-                ours.add(pid)
+            if ppid in tree and pid not in tree:
+                tree.add(pid)
                 changed = True
-    return CpuSample(time.monotonic(), ticks, names, ours)
+    ours = sum(with_children.get(pid, 0) for pid in tree)
+    return CpuSample(time.monotonic(), busy, ours, ticks, names, tree)
 
 
 @dataclass
@@ -142,10 +148,11 @@ class Context:
     load1: float
     load5: float
     others_cores: float  # mean cores used by processes outside the benchmark during the stage
+    ours_cores: float  # mean cores used by the benchmark and everything it started
     top_others: list[str] = field(default_factory=list)
 
     def short(self) -> str:
-        return f"load {self.load1:.2f}, others {self.others_cores:.2f} cores"
+        return f"load {self.load1:.2f}, others {self.others_cores:.2f} cores, ours {self.ours_cores:.2f}"
 
 
 def loadavg() -> tuple[float, float]:
@@ -157,22 +164,25 @@ def loadavg() -> tuple[float, float]:
 
 
 def context_since(start: CpuSample) -> Context:
+    """Machine busy time minus the benchmark tree's (children reaped meanwhile included) = others."""
     end = sample_cpu()
-    ours = start.ours | end.ours
     wall = max(end.at - start.at, 1e-6)
-    used: dict[int, int] = {}
-    for pid, t in end.ticks.items():
-        if pid in ours:
-            continue
-        used[pid] = t - start.ticks.get(pid, 0) if pid in start.ticks else t
-    total = sum(max(v, 0) for v in used.values()) / CLK_TCK
+    ours = max(end.ours - start.ours, 0) / CLK_TCK
+    others = max(end.busy - start.busy, 0) / CLK_TCK - ours
+    tree = start.tree | end.tree
+    used = {
+        pid: t - start.ticks.get(pid, 0)
+        for pid, t in end.ticks.items()
+        if pid not in tree and t - start.ticks.get(pid, 0) > 0
+    }
     top = sorted(used.items(), key=lambda kv: -kv[1])[:3]
     load1, load5 = loadavg()
     return Context(
         load1=load1,
         load5=load5,
-        others_cores=round(total / wall, 2),
-        top_others=[f"{end.names.get(pid, '?')} {v / CLK_TCK / wall:.2f}" for pid, v in top if v > 0],
+        others_cores=round(max(others, 0.0) / wall, 2),
+        ours_cores=round(ours / wall, 2),
+        top_others=[f"{end.names.get(pid, '?')} {v / CLK_TCK / wall:.2f}" for pid, v in top],
     )
 
 
