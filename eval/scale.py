@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,7 @@ class Figure:
                 "load5": self.context.load5,
                 "others_cores": self.context.others_cores,
                 "ours_cores": self.context.ours_cores,
+                "ours_cpu_s": self.context.ours_cpu_s,
                 "top_others": self.context.top_others,
             }
         return out
@@ -150,6 +152,19 @@ def latency_figure(stats: dict[str, Any], ctx: Context) -> Figure:
 
 def seconds_figure(seconds: float, ctx: Context | None, **extra: Any) -> Figure:
     return Figure(round(seconds, 2), f"{seconds:.1f} s", ctx, extra)
+
+
+class LiveFigures(dict[str, Figure]):
+    """Figures that report each new one, so a long run leaves what it measured even if it is cut short."""
+
+    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
+        super().__init__()
+        self.on_change = on_change
+
+    def __setitem__(self, key: str, value: Figure) -> None:
+        super().__setitem__(key, value)
+        if self.on_change:
+            self.on_change()
 
 
 # --- the librarian over REST ----------------------------------------------------------------------
@@ -246,7 +261,12 @@ class ScaleRun:
     """One vault size, from generation to the last figure, in `workdir`."""
 
     def __init__(
-        self, opts: Options, corpora: Corpora, queries: list[str], workdir: Path, children: Children
+        self,
+        opts: Options,
+        corpora: Corpora,
+        queries: list[str],
+        workdir: Path,
+        children: Children,
     ) -> None:
         self.opts = opts
         self.corpora = corpora
@@ -261,7 +281,7 @@ class ScaleRun:
         self.first_query = queries[0]
         self.warmup_queries = queries[1 : 1 + WARMUP_QUERIES]
         self.timed_queries = queries[1 + WARMUP_QUERIES :]
-        self.figures: dict[str, Figure] = {}
+        self.figures = LiveFigures()
         self.embed_url: str | None = None
 
     # environment ----------------------------------------------------------------------------
@@ -290,7 +310,7 @@ class ScaleRun:
         return env
 
     # stages ---------------------------------------------------------------------------------
-    def run(self) -> dict[str, Figure]:
+    def run(self) -> LiveFigures:
         self.generate()
         self.start_fake_embedder()
         self.figures["build_s"] = self.hippo_run("build")
@@ -398,8 +418,9 @@ class ScaleRun:
         )
         inner = extra["dagster_run_s"]
         text = f"{elapsed:.1f} s ({extra['embedded']} embedded" + (
-            f"; Dagster run {inner:.1f} s)" if inner is not None else ")"
+            f"; Dagster run {inner:.1f} s" if inner is not None else ""
         )
+        text += f"; CPU {ctx.ours_cpu_s:.0f} s)"
         return Figure(round(elapsed, 2), text, ctx, extra)
 
     def serve(self, name: str, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
@@ -595,7 +616,11 @@ def step_starts(lines: list[str]) -> dict[str, float]:
 
 # --- report ---------------------------------------------------------------------------------------
 def render_markdown(runs: list[dict[str, Any]]) -> str:
-    head = "| figure | " + " | ".join(f"{r['notes']:,} notes" for r in runs) + " |"
+    head = (
+        "| figure | "
+        + " | ".join(f"{r['notes']:,} notes" + (" (cut short)" if r.get("partial") else "") for r in runs)
+        + " |"
+    )
     lines = [head, "|---|" + "---|" * len(runs)]
     for key, label in ROWS:
         cells = []
@@ -627,6 +652,27 @@ def code_version() -> dict[str, Any]:
         return proc.stdout.strip()
 
     return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+
+
+@dataclass
+class SizeRecord:
+    """One size's entry in the report, complete or cut short."""
+
+    notes: int
+    seed: int
+    figures: dict[str, Figure]
+    started: str = field(default_factory=lambda: time.strftime("%Y-%m-%dT%H:%M:%S"))
+    t0: float = field(default_factory=time.monotonic)
+
+    def as_json(self, partial: bool) -> dict[str, Any]:
+        return {
+            "notes": self.notes,
+            "seed": self.seed,
+            "started": self.started,
+            "wall_s": round(time.monotonic() - self.t0, 1),
+            "partial": partial,
+            "figures": {k: f.as_json() for k, f in self.figures.items()},
+        }
 
 
 def write_json(args: argparse.Namespace, runs: list[dict[str, Any]], pids: list[int]) -> None:
@@ -695,6 +741,7 @@ def main(argv: list[str] | None = None) -> int:
     children = Children()
     workdir = Path(tempfile.mkdtemp(prefix="hippo-scale-", dir=args.workdir))
     runs: list[dict[str, Any]] = []
+    record: SizeRecord | None = None
     rc = 0
     try:
         for notes in sizes:
@@ -708,20 +755,15 @@ def main(argv: list[str] | None = None) -> int:
                 run_timeout=args.run_timeout,
             )
             log(f"=== {notes:,} notes ===")
-            started = time.time()
             scale = ScaleRun(opts, corpora, queries, workdir / f"n{notes}", children)
-            figures = scale.run()
-            runs.append(
-                {
-                    "notes": notes,
-                    "seed": args.seed,
-                    "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(started)),
-                    "wall_s": round(time.time() - started, 1),
-                    "figures": {k: f.as_json() for k, f in figures.items()},
-                }
+            record = SizeRecord(notes, args.seed, scale.figures)
+            scale.figures.on_change = lambda r=record: write_json(
+                args, [*runs, r.as_json(True)], children.pids
             )
-            if len(sizes) > 1:  # a long multi-size run keeps what it has measured so far
-                write_json(args, runs, children.pids)
+            scale.run()
+            runs.append(record.as_json(False))
+            record = None
+            write_json(args, runs, children.pids)
             if not args.keep:
                 shutil.rmtree(workdir / f"n{notes}", ignore_errors=True)
     except StageError as exc:
@@ -731,6 +773,8 @@ def main(argv: list[str] | None = None) -> int:
         log("interrupted: stopping every subprocess")
         rc = 130
     finally:
+        if record is not None and record.figures:
+            runs.append(record.as_json(True))  # what a size measured before it failed or was stopped
         children.close()
         signal.signal(signal.SIGTERM, previous)
         leftover = [pid for pid in children.pids if alive(pid)] + session_members(set(children.pids))

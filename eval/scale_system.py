@@ -149,6 +149,7 @@ class Context:
     load5: float
     others_cores: float  # mean cores used by processes outside the benchmark during the stage
     ours_cores: float  # mean cores used by the benchmark and everything it started
+    ours_cpu_s: float  # CPU seconds of the benchmark's tree: the cost that contention inflates least
     top_others: list[str] = field(default_factory=list)
 
     def short(self) -> str:
@@ -182,8 +183,19 @@ def context_since(start: CpuSample) -> Context:
         load5=load5,
         others_cores=round(max(others, 0.0) / wall, 2),
         ours_cores=round(ours / wall, 2),
-        top_others=[f"{end.names.get(pid, '?')} {v / CLK_TCK / wall:.2f}" for pid, v in top],
+        ours_cpu_s=round(ours, 1),
+        top_others=[f"{_command(pid, end.names.get(pid, '?'))} {v / CLK_TCK / wall:.2f}" for pid, v in top],
     )
+
+
+def _command(pid: int, name: str) -> str:
+    """The process's command line, shortened (its name alone says only `python`)."""
+    try:
+        args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return name
+    text = " ".join(a.decode("utf-8", "replace") for a in args if a)
+    return (text or name)[:80]
 
 
 def rss_bytes(pid: int) -> tuple[int, int]:
