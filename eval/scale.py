@@ -675,7 +675,9 @@ class SizeRecord:
         }
 
 
-def write_json(args: argparse.Namespace, runs: list[dict[str, Any]], pids: list[int]) -> None:
+def write_json(
+    args: argparse.Namespace, runs: list[dict[str, Any]], pids: list[int], quiet: bool = False
+) -> None:
     if not args.json:
         return
     load1, load5 = loadavg()
@@ -693,7 +695,8 @@ def write_json(args: argparse.Namespace, runs: list[dict[str, Any]], pids: list[
         "runs": runs,
     }
     args.json.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
-    log(f"wrote {args.json}")
+    if not quiet:
+        log(f"wrote {args.json}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -758,12 +761,12 @@ def main(argv: list[str] | None = None) -> int:
             scale = ScaleRun(opts, corpora, queries, workdir / f"n{notes}", children)
             record = SizeRecord(notes, args.seed, scale.figures)
             scale.figures.on_change = lambda r=record: write_json(
-                args, [*runs, r.as_json(True)], children.pids
+                args, [*runs, r.as_json(True)], children.pids, quiet=True
             )
             scale.run()
             runs.append(record.as_json(False))
             record = None
-            write_json(args, runs, children.pids)
+            write_json(args, runs, children.pids, quiet=True)
             if not args.keep:
                 shutil.rmtree(workdir / f"n{notes}", ignore_errors=True)
     except StageError as exc:
