@@ -682,7 +682,7 @@ def write_json(
         return
     load1, load5 = loadavg()
     report = {
-        "code": code_version(),
+        "code": args.code_version,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "load_at_end": [load1, load5]},
         "options": {
             "queries": args.queries,
@@ -740,6 +740,7 @@ def main(argv: list[str] | None = None) -> int:
     def on_term(signum: int, _frame: object) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
+    args.code_version = code_version()  # the code measured: read before the run, not after
     previous = signal.signal(signal.SIGTERM, on_term)
     children = Children()
     workdir = Path(tempfile.mkdtemp(prefix="hippo-scale-", dir=args.workdir))
