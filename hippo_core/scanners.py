@@ -113,35 +113,20 @@ class View:
 
 def secret_view(text: str) -> View:
     """NFKC with invisible characters removed (the original itself when nothing changes)."""
-    if text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _INVISIBLE_RE.search(text)):
-        return View(text)
-    return _normalise(text, injection=False)
+    return View(text) if text.isascii() else _normalise(text, injection=False)
 
 
 def injection_view(text: str) -> View:
     """`secret_view` plus look-alike folding, case folding, one space per whitespace run, letters joined."""
     view = _normalise(text, injection=True)
-    if not _SPACED_LETTERS.search(view.text):
-        return view
-    parts: list[str] = []
-    offsets = OffsetMap()
-    pos = last = 0
-    for m in _SPACED_LETTERS.finditer(view.text):
-        for piece, origin, step in ((view.text[last : m.start()], last, 1), (m.group()[::2], m.start(), 2)):
-            if piece:
-                offsets.add(pos, origin, step)
-                parts.append(piece)
-                pos += len(piece)
-        last = m.end()
-    offsets.add(pos, last, 1)
-    parts.append(view.text[last:])
-    return View("".join(parts), (*view.maps, offsets))
+    view = _rewrite(view, _WHITESPACE_TO_COLLAPSE, lambda run: (" ", 0))
+    return _rewrite(view, _SPACED_LETTERS, lambda letters: (letters[::2], 2))
 
 
 _INV = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
-# Lines of words with single spaces | other whitespace runs (collapsed) | invisible characters (dropped).
-_WORDS_AND_SPACES = re.compile(rf"(?:[^\s{_INV}]|(?<! ) (?=[^\s{_INV}]))++|\s++|[{_INV}]++")
-_TEXT_AND_INVISIBLE = re.compile(rf"[^{_INV}]++|[{_INV}]++")
+_TEXT_OR_INVISIBLE = re.compile(rf"[^{_INV}]++|[{_INV}]++")
+_WORD_OR_SPACE = re.compile(r"\S++|\s++")
+_WHITESPACE_TO_COLLAPSE = re.compile(r"\s{2,}+|[^\S ]")
 
 
 def _fold(s: str, injection: bool) -> str:
@@ -151,45 +136,69 @@ def _fold(s: str, injection: bool) -> str:
     return out.translate(CONFUSABLES).casefold() if injection else out
 
 
-def _one_to_one(run: str, out: str) -> bool:
-    """Did every character of `run` become exactly one character of `out`?"""
-    if len(out) != len(run):
-        return False
-    return (
-        run.isascii()
-        or unicodedata.is_normalized("NFKC", run)
-        or len(unicodedata.normalize("NFKD", run)) == len(run)
-    )
+def _one_to_one(run: str, folded: str) -> bool:
+    """Did every character of `run` become one character of `folded`? Equal lengths after NFKC and
+    after NFC (so nothing composed that a compatibility expansion could hide) say so."""
+    return len(folded) == len(run) and (run.isascii() or len(unicodedata.normalize("NFC", run)) == len(run))
+
+
+class _Builder:
+    """Pieces of a derived text and where each came from."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.offsets = OffsetMap()
+        self.pos = 0
+
+    def emit(self, piece: str, origin: int, step: int) -> None:
+        if piece:
+            self.offsets.add(self.pos, origin, step)
+            self.parts.append(piece)
+            self.pos += len(piece)
+
+    def view(self, maps: tuple[OffsetMap, ...]) -> View:
+        return View("".join(self.parts), (*maps, self.offsets))
 
 
 def _normalise(text: str, *, injection: bool) -> View:
-    """Run by run, so the work is done by C string methods: a run whose characters each stay one
-    character is converted whole; only a run holding a ligature or the like goes character by character."""
-    parts: list[str] = []
-    offsets = OffsetMap()
-    pos = 0
-
-    def emit(piece: str, origin: int, step: int) -> None:
-        nonlocal pos
-        if piece:
-            offsets.add(pos, origin, step)
-            parts.append(piece)
-            pos += len(piece)
-
-    for m in (_WORDS_AND_SPACES if injection else _TEXT_AND_INVISIBLE).finditer(text):
-        run, at = m.group(), m.start()
-        if run[0] in INVISIBLE:
+    """Piece by piece, so C string methods do the work: the whole text, else each stretch between
+    invisible characters, else each word is converted in one go when each of its characters stays one
+    character; only a word holding a ligature or an expanding case fold goes character by character."""
+    if unicodedata.is_normalized("NFKC", text) and not _INVISIBLE_RE.search(text):
+        folded = text.translate(CONFUSABLES).casefold() if injection else text
+        if len(folded) == len(text):  # the usual case: one piece, the identity map
+            return View(folded)
+    out = _Builder()
+    for stretch in _TEXT_OR_INVISIBLE.finditer(text):
+        if stretch.group()[0] in INVISIBLE:
             continue
-        if injection and run[0].isspace():
-            emit(" ", at, 0)
+        folded = _fold(stretch.group(), injection)
+        if _one_to_one(stretch.group(), folded):
+            out.emit(folded, stretch.start(), 1)
             continue
-        out = _fold(run, injection)
-        if _one_to_one(run, out):
-            emit(out, at, 1)
-        else:
-            for k, ch in enumerate(run):
-                emit(_fold(ch, injection), at + k, 0)
-    return View("".join(parts), (offsets,))
+        for word in _WORD_OR_SPACE.finditer(stretch.group()):
+            at, folded = stretch.start() + word.start(), _fold(word.group(), injection)
+            if _one_to_one(word.group(), folded):
+                out.emit(folded, at, 1)
+            else:
+                for k, ch in enumerate(word.group()):
+                    out.emit(_fold(ch, injection), at + k, 0)
+    return out.view(())
+
+
+def _rewrite(view: View, pattern: re.Pattern[str], replace: Callable[[str], tuple[str, int]]) -> View:
+    """`view` with every match of `pattern` replaced; `replace` gives the new text and its map step."""
+    if not pattern.search(view.text):
+        return view
+    out = _Builder()
+    last = 0
+    for m in pattern.finditer(view.text):
+        out.emit(view.text[last : m.start()], last, 1)
+        piece, step = replace(m.group())
+        out.emit(piece, m.start(), step)
+        last = m.end()
+    out.emit(view.text[last:], last, 1)
+    return out.view(view.maps)
 
 
 # ---------------------------------------------------------------------------------------------------

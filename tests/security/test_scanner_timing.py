@@ -26,6 +26,7 @@ ATTACK_SHAPES = [
     "TOKEN-", "a-", "eyJ-", "a.", "x://u:", "eyJa.eyJa.", "-----BEGIN PRIVATE KEY-----\nA ",
     "-----BEGIN RSA PRIVATE KEY-----", "-----END A ", "bearer ", "sk-", "password=", "ghp_a", "xoxb-",
     "AKIA", "Aa0+", '"token": "', "ignore all ", "i g n o r e ", "\u200b", "ｉ", "이전 지시를 ", "<tool_use>",
+    "ﬁ", "e\u0301", "ｉ가",
 ]  # fmt: skip
 
 
