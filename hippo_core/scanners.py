@@ -687,7 +687,10 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
         r"|(?:ignore|disregard|forget)(?:all|any|every|the|your)?(?:previous|prior|above|earlier)(?:instructions?|prompts?|rules?)"
     ),
     "role_override": re.compile(
-        r"\byou are now\b|\bact as (?:the |an? )?(?:system|admin(?:istrator)?|developer|root)\b"
+        # "you are now DAN / in developer mode", not "where you are now" or "you are now logged in"
+        r"(?<!where )(?<!what )(?<!how )\byou are now\b"
+        r"(?! (?:ready|able|set|done|logged|signed|connected|subscribed|registered|on|at|part|in (?:the|a|an)\b))"
+        r"|\bact as (?:the |an? )?(?:system|admin(?:istrator)?|developer|root)\b"
         r"|\bfrom now on,? you (?:are|will|must|should)\b|\byou must now\b"
     ),
     "system_prompt_probe": re.compile(
