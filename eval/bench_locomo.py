@@ -85,11 +85,10 @@ def locomo_export(
 def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path) -> Any:
     """Load the export through the dlt asset and index it; returns the HippoSettings of that index."""
     from hippo_assets.definitions import ASSET_CHECKS, ASSETS
-    from hippo_assets.memory import claude_ai_export, conversation_chunks
+    from hippo_assets.memory.assets import LOADERS, conversation_chunks
     from hippo_cli.vault_init import init_vault
     from hippo_core.settings import HippoSettings
     from hippo_resources import build_resources
-    from hippo_resources.conversation_store import memory_resources
 
     zip_path = work / "claude-locomo.zip"
     if not zip_path.exists():
@@ -100,10 +99,7 @@ def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path)
     if not vault.exists():
         init_vault(vault)
     settings = HippoSettings(vault=vault, home=home, embed_cache_path=cache.expanduser())
-    resources = {
-        **build_resources(settings),
-        **memory_resources(settings, {"HIPPO_EXPORTS": str(work / "none")}),
-    }
+    resources = build_resources(settings.model_copy(update={"exports": work / "none"}))
     config = {
         "ops": {
             "claude_ai_ingest": {"config": {"paths": [str(zip_path)]}},
@@ -112,7 +108,7 @@ def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path)
     }
     instance = DagsterInstance.ephemeral()
     loaded = materialize(
-        [claude_ai_export, conversation_chunks], resources=resources, instance=instance, run_config=config
+        [LOADERS["claude_ai"], conversation_chunks], resources=resources, instance=instance, run_config=config
     )
     indexed = materialize([*ASSETS, *ASSET_CHECKS], resources=resources, instance=instance)
     if not (loaded.success and indexed.success):

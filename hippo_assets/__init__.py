@@ -1,1 +1,1 @@
-"""hippo_assets."""
+"""The asset graph, one folder per domain (= asset group); `definitions.py` merges the domains' Definitions."""

@@ -1,34 +1,23 @@
-"""`hippo ingest`: one conversation source through dlt, then into the index, with progress."""
+"""`hippo ingest KIND [FILE]`: one conversation format's job (dlt load, then the index), with progress."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
-from hippo_core.settings import HippoSettings
-
-# CLI name → (dlt asset key, op name, needs a FILE)
-KINDS: dict[str, tuple[str, str, bool]] = {
-    "claude-code": ("claude_code_log", "claude_code_ingest", False),
-    "codex": ("codex_log", "codex_ingest", False),
-    "chatgpt": ("chatgpt_export", "chatgpt_ingest", True),
-    "claude-ai": ("claude_ai_export", "claude_ai_ingest", True),
-}
-DOWNSTREAM = ("conversation_chunks", "vault_documents", "chunks", "embeddings", "lexical_index")
+from hippo_core.conversations.formats import BY_CLI_NAME
+from hippo_core.settings import HippoSettings, env_names
 
 
 def ingest_conversations(
     settings: HippoSettings, kind: str, file: str | None, no_segments: bool = False
 ) -> int:
-    from hippo_assets.definitions import ASSET_CHECKS, ASSETS, MEMORY_ASSETS, MEMORY_CHECKS
-    from hippo_cli.runner import get_instance, run_assets
-    from hippo_resources import build_resources
-    from hippo_resources.conversation_store import memory_resources
+    from hippo_assets.definitions import build_definitions
+    from hippo_cli.runner import get_instance, run_job
 
-    key, op, needs_file = KINDS[kind]
+    fmt = BY_CLI_NAME[kind]
     run_config: dict = {"ops": {}}
-    if needs_file:
+    if fmt.reader == "export":
         if not file:
             print(f"hippo ingest {kind}: give the export ZIP to load", file=sys.stderr)
             return 2
@@ -36,12 +25,9 @@ def ingest_conversations(
         if not path.is_file():
             print(f"hippo ingest {kind}: no file at {path}", file=sys.stderr)
             return 2
-        run_config["ops"][op] = {"config": {"paths": [str(path)]}}
+        run_config["ops"][fmt.op_name] = {"config": {"paths": [str(path)]}}
     elif file:
-        print(
-            f"hippo ingest {kind}: takes no FILE (set HIPPO_CLAUDE_PROJECTS / HIPPO_CODEX_HOME)",
-            file=sys.stderr,
-        )
+        print(f"hippo ingest {kind}: takes no FILE (set {env_names()[fmt.setting]})", file=sys.stderr)
         return 2
     if not settings.vault.is_dir():
         print(
@@ -50,14 +36,6 @@ def ingest_conversations(
         return 2
     if no_segments:
         run_config["ops"]["conversation_chunks"] = {"config": {"segments": False}}
-    selection = " or ".join(f"key:{k}" for k in (key, *DOWNSTREAM))
-    resources = {**build_resources(settings), **memory_resources(settings, os.environ)}
-    ok = run_assets(
-        [*ASSETS, *MEMORY_ASSETS, *ASSET_CHECKS, *MEMORY_CHECKS],
-        resources,
-        selection,
-        get_instance(),
-        run_config,
-        out=sys.stderr,  # looked up now: a default bound at import would outlive a swapped stderr
-    )
+    job = build_definitions(settings).resolve_job_def(fmt.job_name)
+    ok = run_job(job, get_instance(), run_config, out=sys.stderr)  # stderr looked up now, not at import
     return 0 if ok else 1

@@ -1,4 +1,4 @@
-"""`hippo review`, `hippo approve CARD` and `hippo run --job NAME`: the compile loop from the command line."""
+"""`hippo review`, `hippo approve CARD` and `hippo run --job NAME` (any job or schedule of the Definitions)."""
 
 from __future__ import annotations
 
@@ -6,58 +6,29 @@ import json
 import sys
 from typing import Any, TextIO
 
+from dagster import Definitions, JobDefinition
+
 from hippo_core import approvals
 from hippo_core.cards import fingerprint
+from hippo_core.gates import latest_verdicts
 from hippo_core.settings import HippoSettings
+from hippo_core.vault_layout import GATES_DIR
 from hippo_resources import Vault
 
-SUMMARY = (
-    "cards",
-    "compiler",
-    "llm_calls",
-    "total_tokens",
-    "judged",
-    "passed",
-    "failed",
-    "requested",
-    "promoted",
-    "rejected",
-    "proposals",
-    "archived",
-    "inbox_released",
-    "dry_run",
-    "skipped",
-)
 
-
-def _lines(vault: Vault) -> list[approvals.ApprovalLine]:
-    from hippo_assets.vault_io import read_text
-    from hippo_core.vault_layout import APPROVALS
-
-    out = []
-    for rel in vault.markdown_files():
-        if rel.startswith(APPROVALS + "/"):
-            out += approvals.parse(rel, read_text(vault, rel))
-    return out
-
-
-def review(settings: HippoSettings, as_json: bool = False, out: TextIO = sys.stdout) -> int:
+def review(settings: HippoSettings, as_json: bool = False, out: TextIO | None = None) -> int:
     """Approvals waiting for a tick, and the gate failures of cards still in staging."""
-    from hippo_assets.compile import latest_verdicts
-    from hippo_assets.vault_io import read_text, staged_cards
-
+    out = out or sys.stdout  # looked up at call time: a default bound at import outlives a swapped stdout
     vault = Vault(root=str(settings.vault))
     vault.check_exists()
     waiting = []
-    for ln in _lines(vault):
-        if ln.outcome is not None:
-            continue  # already acted on
-        changed = not vault.exists(ln.card) or fingerprint(read_text(vault, ln.card)) != ln.fingerprint
+    for ln in vault.approval_lines("open", "ticked"):  # not yet acted on
+        changed = not vault.exists(ln.card) or fingerprint(vault.read_text(ln.card)) != ln.fingerprint
         waiting.append(
             {**ln.model_dump(include={"card", "title", "file", "ticked", "fingerprint"}), "changed": changed}
         )
-    verdicts = latest_verdicts(vault)
-    cards, unreadable = staged_cards(vault)
+    verdicts = latest_verdicts(vault.read_ledger(GATES_DIR))
+    cards, unreadable = vault.staged_cards()
     failures = []
     for card in cards:
         v = verdicts.get(card.path)
@@ -104,14 +75,13 @@ def review(settings: HippoSettings, as_json: bool = False, out: TextIO = sys.std
     return 0
 
 
-def approve(settings: HippoSettings, card: str, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+def approve(settings: HippoSettings, card: str, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Tick the open box of a card (path, slug or title), exactly as a person would in Obsidian."""
-    from hippo_assets.vault_io import read_text
-
+    out, err = out or sys.stdout, err or sys.stderr
     vault = Vault(root=str(settings.vault))
     vault.check_exists()
     want = card.strip().lower().removesuffix(".md")
-    open_lines = [ln for ln in _lines(vault) if not ln.ticked and ln.outcome is None]
+    open_lines = vault.approval_lines("open")
     hits = [
         ln
         for ln in open_lines
@@ -132,65 +102,58 @@ def approve(settings: HippoSettings, card: str, out: TextIO = sys.stdout, err: T
         )
         return 2
     line = hits[-1]
-    vault.write_text(line.file, approvals.tick(read_text(vault, line.file), line.line_no))
+    vault.write_text(line.file, approvals.tick(vault.read_text(line.file), line.line_no))
     print(
         f"approved {line.card} in {line.file}; promotion runs with the approvals sensor or "
         "`hippo run --job promote_job`",
         file=out,
     )
-    if not vault.exists(line.card) or fingerprint(read_text(vault, line.card)) != line.fingerprint:
+    if not vault.exists(line.card) or fingerprint(vault.read_text(line.card)) != line.fingerprint:
         print(
             "warning: the card changed since it was proposed; promotion will reject this approval", file=err
         )
     return 0
 
 
-def run_job(settings: HippoSettings, name: str, instance: Any, out: TextIO = sys.stderr) -> int:
-    """Run a job (or the job of a schedule) now, in-process on the instance. A partitioned compile runs once
-    per pending source; with nothing pending it makes no run and no LLM call."""
-    from hippo_assets.compile import source_documents
+def job_for(defs: Definitions, name: str) -> JobDefinition | None:
+    """The job named `name`, or the job of the schedule named `name`."""
+    schedules = {s.name: s.job_name for s in defs.schedules}
+    jobs = {j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__")}
+    job_name = schedules.get(name, name)
+    return defs.resolve_job_def(job_name) if job_name in jobs else None
+
+
+def run_named_job(
+    settings: HippoSettings,
+    name: str,
+    instance: Any,
+    out: TextIO | None = None,
+    run_config: dict[str, Any] | None = None,
+) -> int:
+    """Run a job (or the job of a schedule) of the Definitions now, in-process on the instance. A partitioned
+    compile runs once per pending source; with nothing pending it makes no run and no LLM call."""
     from hippo_assets.definitions import build_definitions
-    from hippo_assets.loop_jobs import schedule_job_names
+    from hippo_cli.runner import run_job
     from hippo_core.compile_queue import PARTITIONS, partition_key_for
     from sensors.compile import pending_sources
 
+    out = out or sys.stderr
     defs = build_definitions(settings)
-    job_name = schedule_job_names().get(name, name)
-    names = sorted(j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__"))
-    if job_name not in names:
+    job = job_for(defs, name)
+    if job is None:
+        jobs = sorted(j.name for j in defs.resolve_all_job_defs() if not j.name.startswith("__"))
+        schedules = sorted(s.name for s in defs.schedules)
         print(
-            f"hippo run: no job or schedule {name!r}; jobs: {', '.join(names)}; schedules: "
-            f"{', '.join(sorted(schedule_job_names()))}",
+            f"hippo run: no job or schedule {name!r}; jobs: {', '.join(jobs)}; schedules: {', '.join(schedules)}",
             file=out,
         )
         return 2
-    job = defs.resolve_job_def(job_name)
-    if job.partitions_def == source_documents:
-        vault = Vault(root=str(settings.vault))
-        keys = [partition_key_for(rel) for rel, _, _ in pending_sources(vault)]
-        if not keys:
-            print(
-                "nothing to compile: every source is compiled at its current content (no LLM call)", file=out
-            )
-            return 0
-        instance.add_dynamic_partitions(PARTITIONS, keys)
-        results = [
-            (k, job.execute_in_process(instance=instance, partition_key=k, raise_on_error=False))
-            for k in keys
-        ]
-    else:
-        results = [("", job.execute_in_process(instance=instance, raise_on_error=False))]
-    ok = True
-    for key, result in results:
-        for event in result.get_asset_materialization_events():
-            mat = event.materialization
-            meta = {
-                k: getattr(mat.metadata[k], "value", mat.metadata[k]) for k in SUMMARY if k in mat.metadata
-            }
-            label = f"{mat.asset_key.to_user_string()}" + (f"[{key}]" if key else "")
-            print(f"✔ {label} {' '.join(f'{k}={v}' for k, v in meta.items())}", file=out)
-        for check in result.get_asset_check_evaluations():
-            print(f"{'✔' if check.passed else '✗'} check {check.check_name}", file=out)
-        ok &= result.success
-        print(f"Run {result.run_id} {'succeeded' if result.success else 'FAILED'}", file=out)
-    return 0 if ok else 1
+    if getattr(job.partitions_def, "name", None) != PARTITIONS:  # not the per-source compile partitions
+        return 0 if run_job(job, instance, run_config, out=out) else 1
+    keys = [partition_key_for(rel) for rel, _, _ in pending_sources(Vault(root=str(settings.vault)))]
+    if not keys:
+        print("nothing to compile: every source is compiled at its current content (no LLM call)", file=out)
+        return 0
+    instance.add_dynamic_partitions(PARTITIONS, keys)
+    ok = [run_job(job, instance, run_config, partition_key=key, out=out) for key in keys]
+    return 0 if all(ok) else 1

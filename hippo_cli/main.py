@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
+import yaml
+
 from hippo_cli.signals import restore_interrupt_signals
+from hippo_core.conversations.formats import FORMATS
 from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError
 
 
 def _settings(args: argparse.Namespace) -> HippoSettings:
     return HippoSettings.from_env(
-        os.environ,
         vault=getattr(args, "vault", None),
         home=getattr(args, "home", None),
+        host=getattr(args, "host", None),
+        port=getattr(args, "port", None),
     )
 
 
@@ -35,9 +38,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from hippo_assets.definitions import ASSET_CHECKS, ASSETS
-    from hippo_cli.runner import get_instance, run_assets
-    from hippo_resources import build_resources
+    from hippo_cli.runner import get_instance
 
     settings = _settings(args)
     if not settings.vault.is_dir():
@@ -46,15 +47,52 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
+    run_config = None
+    if args.config:
+        try:
+            run_config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            print(f"hippo run: cannot read the run config {args.config}: {exc}", file=sys.stderr)
+            return 2
+        if not isinstance(run_config, dict):
+            print(f"hippo run: the run config {args.config} is not a mapping", file=sys.stderr)
+            return 2
     if getattr(args, "job", None):
-        from hippo_cli.loop import run_job
+        from hippo_cli.loop import run_named_job
 
-        return run_job(settings, args.job, get_instance())
-    run_config = {"ops": {"embeddings": {"config": {"force": True}}}} if args.force else None
-    ok = run_assets(
-        [*ASSETS, *ASSET_CHECKS], build_resources(settings), args.select, get_instance(), run_config
-    )
-    return 0 if ok else 1
+        return run_named_job(settings, args.job, get_instance(), run_config=run_config)
+    return run_refresh(settings, args.select, args.force, get_instance(), run_config)
+
+
+def run_refresh(
+    settings: HippoSettings, select: str | None, force: bool, instance: object, run_config: dict | None = None
+) -> int:
+    """`hippo run`: the Definitions' refresh_job (or the selected part of it), as the nightly schedule runs it."""
+    from dagster import AssetSelection, DagsterError
+
+    from hippo_assets.definitions import build_definitions
+    from hippo_cli.runner import merged_config, run_job
+
+    defs = build_definitions(settings)
+    job = defs.resolve_job_def("refresh_job")
+    keys = None
+    if select:
+        # the selection is read within refresh_job, as it was read within the indexing graph before jobs
+        try:
+            keys = AssetSelection.from_string(select).resolve(defs.resolve_asset_graph())
+        except DagsterError as exc:
+            print(f"hippo run: --select {select!r}: {exc}", file=sys.stderr)
+            return 2
+        keys &= job.asset_layer.selected_asset_keys
+        if not keys:
+            print(
+                f"hippo run: --select {select!r} names no asset of refresh_job; other assets run with --job",
+                file=sys.stderr,
+            )
+            return 2
+    forced = {"ops": {"embeddings": {"config": {"force": True}}}} if force else None
+    config = merged_config(run_config, forced)
+    return 0 if run_job(job, instance, config, asset_selection=keys) else 1  # type: ignore[arg-type]
 
 
 def cmd_search(args: argparse.Namespace) -> int:
@@ -120,7 +158,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from hippo_server.app import create_app
 
-    settings = _settings(args).model_copy(update={"host": args.host, "port": args.port})
+    settings = _settings(args)
     loopback = settings.host in ("127.0.0.1", "localhost", "::1")
     if not loopback and not settings.mcp_token:
         print("hippo serve: refusing to listen beyond loopback without HIPPO_MCP_TOKEN", file=sys.stderr)
@@ -154,8 +192,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hippo",
         description="Hippocampus: a personal knowledge store for people who work with AI agents.",
-        epilog="Settings come from HIPPO_VAULT, HIPPO_HOME, HIPPO_MCP_TOKEN, HIPPO_EMBED_BACKEND, HIPPO_EMBED_URL, "
-        "HIPPO_EMBED_MODEL; flags override them.",
+        epilog="Settings come from HIPPO_* environment variables (see the README's settings table); "
+        "flags override them.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -167,17 +205,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("vault_dir", metavar="VAULT", help="folder to create or complete")
     p.set_defaults(func=cmd_init)
 
-    p = sub.add_parser("run", help="materialize assets in-process on the instance at $DAGSTER_HOME")
+    p = sub.add_parser(
+        "run", help="run refresh_job (or --job NAME) in-process on the instance at $DAGSTER_HOME"
+    )
     common(p)
     p.add_argument(
-        "--select", help="Dagster asset selection, e.g. 'chunks+' or 'lexical_index' (default: all)"
+        "--select", help="part of refresh_job, in Dagster selection syntax: 'chunks+', 'lexical_index'"
     )
     p.add_argument(
         "--force", action="store_true", help="allow a scan that removes over half the indexed documents"
     )
     p.add_argument(
         "--job",
-        help="run a job or a schedule's job now: compile_job, promote_job, janitor_job, index_pages_job, ...",
+        help="run any job of the Definitions, or a schedule's job, now: compile_job, promote_job, nightly_refresh, ...",
+    )
+    p.add_argument(
+        "--config",
+        metavar="FILE",
+        help="run config (YAML or JSON, as in the UI's launchpad), merged over the job's",
     )
     p.set_defaults(func=cmd_run)
 
@@ -195,15 +240,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="load agent conversations (dlt) and index them (lane conversations)")
     common(p)
-    p.add_argument("kind", choices=["claude-code", "codex", "chatgpt", "claude-ai"])
+    p.add_argument("kind", choices=[fmt.cli_name for fmt in FORMATS])
     p.add_argument("file", nargs="?", help="export ZIP (chatgpt, claude-ai); logs are found automatically")
     p.add_argument("--no-segments", action="store_true", help="index messages only, no topic segments")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("serve", help="run the librarian (REST + MCP)")
     common(p)
-    p.add_argument("--host", default=os.environ.get("HIPPO_HOST", "127.0.0.1"))
-    p.add_argument("--port", type=int, default=int(os.environ.get("HIPPO_PORT", "8787")))
+    p.add_argument("--host", help="address to listen on (default: $HIPPO_HOST or 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port (default: $HIPPO_PORT or 8787)")
     p.set_defaults(func=cmd_serve)
 
     p = sub.add_parser("review", help="approvals waiting for a tick and gate failures of staging cards")

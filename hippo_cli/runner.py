@@ -1,7 +1,9 @@
-"""`hippo run`: materialize assets in-process on the instance at DAGSTER_HOME, with live progress.
+"""`hippo run`: a job of the Definitions, executed in-process on the instance at DAGSTER_HOME, with live
+progress.
 
 The run executes in a worker thread; the main thread follows the run's event log on the instance (the
-same records the Dagster UI shows) and prints a compact progress line per step and a summary.
+same records the Dagster UI shows) and prints a compact progress line per step and a summary. The run
+belongs to a real job of the code location, so the UI can re-execute it.
 """
 
 from __future__ import annotations
@@ -12,11 +14,11 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from dagster import AssetSelection, DagsterEventType, DagsterInstance, materialize
+from dagster import AssetKey, DagsterEventType, DagsterInstance, JobDefinition
 from dagster._core.events import DagsterEvent
 
 DEFAULT_INSTANCE_YAML = Path(__file__).with_name("dagster_default.yaml")
@@ -50,6 +52,7 @@ def _fmt_meta(entries: dict[str, Any], keys: Sequence[str]) -> str:
 SUMMARY_KEYS = (
     "ingested",
     "duplicates",
+    "promoted",
     "rejected",
     "documents",
     "malformed",
@@ -58,31 +61,58 @@ SUMMARY_KEYS = (
     "reused",
     "removed_vectors",
     "generation",
+    "cards",
+    "compiler",
+    "llm_calls",
+    "total_tokens",
+    "judged",
+    "passed",
+    "failed",
+    "requested",
+    "proposals",
+    "archived",
+    "inbox_released",
+    "dry_run",
+    "skipped",
+    "new_messages",
+    "conversations",
+    "messages",
 )
 
 
-def run_assets(
-    assets: Sequence[Any],
-    resources: dict[str, Any],
-    selection: str | None,
+def merged_config(*configs: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Run configs merged key by key (later wins): a job's own config survives a CLI flag's addition."""
+    out: dict[str, Any] = {}
+    for config in configs:
+        for key, value in (config or {}).items():
+            if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+                out[key] = merged_config(out[key], value)
+            else:
+                out[key] = value
+    return out
+
+
+def run_job(
+    job: JobDefinition,
     instance: DagsterInstance,
-    run_config: dict[str, Any] | None = None,
+    run_config: Mapping[str, Any] | None = None,
+    asset_selection: Sequence[AssetKey] | None = None,
+    partition_key: str | None = None,
     out: TextIO | None = None,
 ) -> bool:
-    """Materialize the selection (default: everything; asset checks included) and report progress."""
+    """Execute the job (or the selected part of it; asset checks included) and report progress."""
     out = out or sys.stderr  # looked up at call time: test runners swap sys.stderr
-    config = {**QUIET_LOGGERS, **(run_config or {})}
+    config = merged_config(job.run_config, QUIET_LOGGERS, run_config)
     tags = {"hippo/trigger": "cli", "hippo/run_token": uuid.uuid4().hex}
     result: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            result["run"] = materialize(
-                list(assets),
-                selection=AssetSelection.from_string(selection) if selection else None,
-                instance=instance,
-                resources=resources,
+            result["run"] = job.execute_in_process(
                 run_config=config,
+                instance=instance,
+                partition_key=partition_key,
+                asset_selection=list(asset_selection) if asset_selection else None,
                 raise_on_error=False,
                 tags=tags,
             )
@@ -119,7 +149,8 @@ def run_assets(
         print(f"  {line}", file=out)
     verdict = "succeeded" if run.success else "FAILED"
     print(
-        f"Run {run.run_id} {verdict} in {time.monotonic() - started:.1f} s (see it in the Dagster UI: make ui)",
+        f"Run {run.run_id} of {job.name} {verdict} in {time.monotonic() - started:.1f} s "
+        "(see it in the Dagster UI: make ui)",
         file=out,
     )
     return bool(run.success)
@@ -141,13 +172,13 @@ def _describe(entry: Any, summary: list[str]) -> str | None:
     event: DagsterEvent | None = entry.dagster_event
     if event is None:
         msg = entry.user_message or ""
-        return f"  {entry.step_key}: {msg}" if entry.level >= 20 and msg else None
+        return f"  {entry.step_key or 'run'}: {msg}" if entry.level >= 20 and msg else None
     kind = event.event_type
     if kind == DagsterEventType.STEP_START:
         return f"▶ {event.step_key}"
     if kind == DagsterEventType.ASSET_MATERIALIZATION:
         mat = event.step_materialization_data.materialization
-        name = mat.asset_key.to_user_string()
+        name = mat.asset_key.to_user_string() + (f"[{mat.partition}]" if mat.partition else "")
         details = _fmt_meta(mat.metadata, SUMMARY_KEYS)
         summary.append(f"✔ {name:16s} {details}")
         return f"✔ {name} {details}"

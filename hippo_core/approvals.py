@@ -7,16 +7,18 @@ on the same line after ` — `, so a processed line is never acted on twice.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from pydantic import BaseModel
-
-from hippo_core.vault_layout import APPROVALS
 
 _LINE = re.compile(
     r"^- \[(?P<box>[ xX])\] \[\[(?P<target>[^\]|]+)(?:\|(?P<label>[^\]]*))?\]\] · fp:(?P<fp>[0-9a-f]{12})"
     r"(?P<auto> · auto-approved)?(?P<rest>.*)$"
 )
 OUTCOME_SEP = " — "
+
+# open: waiting for a tick; ticked: ticked, not yet acted on; answered: the outcome is on the line.
+LineState = Literal["open", "ticked", "answered"]
 
 
 class ApprovalLine(BaseModel):
@@ -30,13 +32,10 @@ class ApprovalLine(BaseModel):
     outcome: str | None
 
     @property
-    def pending(self) -> bool:
-        """Ticked and not yet acted on."""
-        return self.ticked and self.outcome is None
-
-
-def approvals_path(date: str) -> str:
-    return f"{APPROVALS}/{date}.md"
+    def state(self) -> LineState:
+        if self.outcome is not None:
+            return "answered"
+        return "ticked" if self.ticked else "open"
 
 
 def render_line(card: str, title: str, fp: str, auto: bool = False) -> str:
@@ -80,10 +79,16 @@ def parse(file: str, text: str) -> list[ApprovalLine]:
     return out
 
 
-def set_outcome(text: str, line_no: int, outcome: str) -> str:
-    """Write the outcome next to the box (line endings and every other line kept as they are)."""
+def set_outcome(text: str, line_no: int, outcome: str, link_to: str | None = None) -> str:
+    """Write the outcome next to the box (line endings and every other line kept as they are); `link_to`
+    points the line's link at the page the card became (the staging card is gone after promotion)."""
     lines = text.split("\n")
-    lines[line_no] = f"{lines[line_no].rstrip()}{OUTCOME_SEP}{outcome}"
+    line = lines[line_no].rstrip()
+    m = _LINE.match(line)
+    if link_to and m:
+        start, end = m.span("target")
+        line = line[:start] + link_to.removesuffix(".md") + line[end:]
+    lines[line_no] = f"{line}{OUTCOME_SEP}{outcome}"
     return "\n".join(lines)
 
 

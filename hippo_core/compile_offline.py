@@ -15,6 +15,7 @@ from hippo_core import frontmatter
 from hippo_core.cards import CardDraft, Citation, CompileOutput
 from hippo_core.chunking import _paragraphs, split_sections, split_sentences
 from hippo_core.gates import CitationCheck
+from hippo_core.sources import source_lineage
 
 OFFLINE_COMPILER = "offline-extractive/1"
 OFFLINE_JUDGE = "offline-judge/1"
@@ -58,7 +59,8 @@ def _lead(text: str) -> str:
 
 
 def offline_compile(source_path: str, source_text: str, related: list[RelatedPage]) -> CompileOutput:
-    """One source-summary card: the source's headings and lead sentences, cited, linked to related pages."""
+    """One source-summary card: the source's headings and lead sentences, cited, linked to related pages; of
+    the source's lineage."""
     fm, body = frontmatter.parse(source_text, source_path)
     title = fm.title or source_path.rsplit("/", 1)[-1].removesuffix(".md")
     points: list[str] = []
@@ -91,6 +93,7 @@ def offline_compile(source_path: str, source_text: str, related: list[RelatedPag
         body="\n".join(lines),
         citations=citations,
         confidence=0.6 if citations else 0.2,
+        lineage=source_lineage(source_path, fm.model_extra or {}),
         rationale="offline extractive summary of a new source",
     )
     return CompileOutput(cards=[draft])

@@ -2,47 +2,32 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from hippo_core import frontmatter
-from hippo_core.sources import body_hash
-from hippo_core.vault_layout import SOURCES, SYSTEM
+from hippo_core.sources import SourceFile
+from hippo_core.vault_layout import SOURCES
 
-COMPILE_LOG = f"{SYSTEM}/compile/log.jsonl"
 PARTITIONS = "source_documents"
 
 
 def partition_key_for(source_path: str) -> str:
-    """One partition per source copy: its file name without folder and suffix."""
+    """One partition per source copy: its path under 10-sources/ without the `.md` suffix."""
     return source_path.removeprefix(SOURCES + "/").removesuffix(".md")
 
 
 def source_for(key: str) -> str:
-    return f"{SOURCES}/{key}.md"
+    return f"{SOURCES}/{key}" + ("" if key.endswith(".markdown") else ".md")
 
 
-def is_source_copy(rel: str) -> bool:
-    return rel.startswith(SOURCES + "/") and rel.count("/") == 1 and rel.endswith(".md")
+def compiled(compile_log: Iterable[Mapping[str, object]]) -> set[tuple[str, str]]:
+    """(source, content hash) pairs the compile log's records say are done."""
+    return {(str(r.get("source", "")), str(r.get("sha256", ""))) for r in compile_log}
 
 
-def source_digest(text: str) -> str:
-    """The source's declared sha256 (ingest copies), or the hash of its body (sources filed by hand)."""
-    raw, body = frontmatter.split(text)
-    declared = frontmatter.parse_mapping(raw).get("sha256")
-    return str(declared) if declared else body_hash(body)
-
-
-def compiled(log_text: str) -> set[tuple[str, str]]:
-    """(source, sha256) pairs the compile log says are done."""
-    out = set()
-    for line in log_text.splitlines():
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        out.add((str(r.get("source", "")), str(r.get("sha256", ""))))
-    return out
+def pending(copies: Iterable[SourceFile], compile_log: Iterable[Mapping[str, object]]) -> list[SourceFile]:
+    """Source copies not compiled at their current content."""
+    done = compiled(compile_log)
+    return [c for c in copies if (c.path, c.content_hash) not in done]
 
 
 def gap_relevance(source_tokens: Sequence[str], gap_term_sets: Sequence[set[str]]) -> float:

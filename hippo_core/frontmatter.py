@@ -9,7 +9,7 @@ import datetime as dt
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from hippo_core.governance import DocType, Status, Trust
 from hippo_core.vault_layout import SOURCES, WIKI
@@ -61,6 +61,12 @@ class Frontmatter(BaseModel):
     @classmethod
     def _stringify(cls, v: Any) -> Any:
         return None if v is None else str(v)
+
+    @model_validator(mode="after")
+    def _verified_names_who(self) -> Frontmatter:
+        if self.status == "verified" and not str((self.model_extra or {}).get("verified_by") or "").strip():
+            raise ValueError("status verified requires verified_by (who checked it against its sources)")
+        return self
 
 
 def defaults_for_path(path: str) -> dict[str, str]:
@@ -118,7 +124,10 @@ def validate(data: dict[str, Any], path: str = "") -> Frontmatter:
         return Frontmatter.model_validate({**defaults_for_path(path), **present})
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors(include_url=False)
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
+            if err["loc"]
+            else err["msg"].removeprefix("Value error, ")
+            for err in exc.errors(include_url=False)
         )
         raise FrontmatterError(f"frontmatter breaks the contract: {problems}") from None
 

@@ -2,13 +2,17 @@
 
 The gates decide; an LLM judge only advises. Each gate answers (passed, why) so a failure names the
 gate, the card and the reason. `VaultFacts` is built from file texts by `build_facts`, so the rules
-never touch the disk themselves.
+never touch the disk themselves. `check_card` is what must hold for a card to pass: the seven gates and
+citation verification; it runs when the verdict is written and again at promotion.
+
+Lineage: a source's lineage is its frontmatter `lineage:` or its folder (10-sources/<lineage>/); a
+wiki page's is its frontmatter. Titles are unique per lineage, and a card never mixes lineages.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import PurePosixPath
 
 from pydantic import BaseModel
@@ -17,7 +21,9 @@ from hippo_core import frontmatter
 from hippo_core.cards import Card
 from hippo_core.chunking import split_sections
 from hippo_core.frontmatter import FrontmatterError
+from hippo_core.governance import CANONICAL_STATUSES
 from hippo_core.scanners import find_injections, find_secrets
+from hippo_core.sources import slugify, source_lineage
 from hippo_core.vault_layout import SOURCES, WIKI
 
 GATES: tuple[str, ...] = (
@@ -79,9 +85,12 @@ def build_facts(texts: Mapping[str, str]) -> VaultFacts:
         sections[path] = secs
         titles[path] = fm.title or PurePosixPath(path).stem
         trust[path] = fm.trust
-        lin = (fm.model_extra or {}).get("lineage")
-        lineage[path] = None if lin is None else str(lin)
-        if path.startswith(WIKI + "/") and fm.status == "canonical":
+        extra = fm.model_extra or {}
+        if path.startswith(SOURCES + "/"):
+            lineage[path] = source_lineage(path, extra)
+        else:
+            lineage[path] = None if extra.get("lineage") in (None, "") else str(extra["lineage"])
+        if path.startswith(WIKI + "/") and fm.status in CANONICAL_STATUSES:
             for name in [titles[path], *fm.aliases]:
                 names.setdefault(name.strip().lower(), []).append(path)
     return VaultFacts(
@@ -112,9 +121,14 @@ def gate_promotion_meta(card: Card, facts: VaultFacts, target: str | None = None
 
 
 def gate_unique_title(card: Card, facts: VaultFacts, target: str | None = None) -> GateResult:
-    """No canonical page (other than the one this card would update) has the card's title or an alias."""
+    """No canonical page of the card's lineage (other than the one this card would update) has the card's
+    title or an alias: one term may exist once in each lineage."""
     for name in [card.title, *card.aliases]:
-        clash = [p for p in facts.canonical_names.get(name.strip().lower(), []) if p != target]
+        clash = [
+            p
+            for p in facts.canonical_names.get(name.strip().lower(), [])
+            if p != target and facts.lineage.get(p) == card.lineage
+        ]
         if clash:
             return GateResult(
                 gate="unique_title",
@@ -144,31 +158,57 @@ def gate_wikilink(card: Card, facts: VaultFacts, target: str | None = None) -> G
     return GateResult(gate="wikilink", passed=False, reason=why)
 
 
+def anchor_problem(anchor: str, facts: VaultFacts) -> str | None:
+    """Why an anchor does not resolve (None when it does): a URL, `path#heading` to an existing heading, or
+    a whole document that has no headings."""
+    if is_url(anchor):
+        return None
+    path, heading = split_anchor(anchor)
+    secs = facts.sections.get(path)
+    if secs is None:
+        return f"no document {path!r} in {SOURCES}/ or {WIKI}/"
+    if heading is None:
+        return None if set(secs) <= {""} else f"{path} has headings: cite one as {path}#heading"
+    return None if heading in secs else f"no heading {heading!r} in {path}"
+
+
 def gate_citation_anchor(card: Card, facts: VaultFacts, target: str | None = None) -> GateResult:
+    """The card cites something, and every citation anchor resolves now."""
+    if not card.citations:
+        return GateResult(
+            gate="citation_anchor", passed=False, reason="no citation anchor (path#heading or URL)"
+        )
     for c in card.citations:
-        path, heading = split_anchor(c.anchor)
-        if is_url(c.anchor) or (heading is not None and path):
-            return GateResult(gate="citation_anchor", passed=True, reason="")
-        if heading is None and path in facts.sections and set(facts.sections[path]) <= {""}:
-            return GateResult(gate="citation_anchor", passed=True, reason="")  # a document without headings
-    return GateResult(gate="citation_anchor", passed=False, reason="no citation anchor (path#heading or URL)")
+        problem = anchor_problem(c.anchor, facts)
+        if problem:
+            return GateResult(gate="citation_anchor", passed=False, reason=f"citation {c.anchor}: {problem}")
+    return GateResult(gate="citation_anchor", passed=True, reason="")
 
 
 def gate_lineage(card: Card, facts: VaultFacts, target: str | None = None) -> GateResult:
-    """A card that declares a lineage cites only documents of that lineage."""
-    if not card.lineage:
+    """A card never mixes lineages: the documents it cites or names as sources are all of its lineage when it
+    has one, and of at most one lineage when it declares none."""
+    cited = [split_anchor(c.anchor)[0] for c in card.citations if not is_url(c.anchor)]
+    # documents the vault does not have are the source_copy and citation_anchor gates' concern
+    docs = [p for p in dict.fromkeys([*cited, *card.sources]) if p in facts.lineage]
+    if card.lineage:
+        for path in docs:
+            theirs = facts.lineage.get(path)
+            if theirs != card.lineage:
+                return GateResult(
+                    gate="lineage",
+                    passed=False,
+                    reason=f"{path} belongs to lineage {theirs!r}, the card to {card.lineage!r}",
+                )
         return GateResult(gate="lineage", passed=True, reason="")
-    for c in card.citations:
-        if is_url(c.anchor):
-            continue
-        path, _ = split_anchor(c.anchor)
-        theirs = facts.lineage.get(path)
-        if theirs != card.lineage:
-            return GateResult(
-                gate="lineage",
-                passed=False,
-                reason=f"citation {c.anchor} belongs to lineage {theirs!r}, the card to {card.lineage!r}",
-            )
+    lineages = sorted({facts.lineage[p] for p in docs if facts.lineage.get(p)})
+    if len(lineages) > 1:
+        return GateResult(
+            gate="lineage",
+            passed=False,
+            reason=f"the card cites documents of {len(lineages)} lineages ({', '.join(lineages)}); "
+            "a card keeps to one",
+        )
     return GateResult(gate="lineage", passed=True, reason="")
 
 
@@ -231,20 +271,12 @@ def verify_citations(
         if is_url(c.anchor):
             out.append(CitationCheck(anchor=c.anchor, ok=True, reason="URL (not fetched)"))
             continue
+        problem = anchor_problem(c.anchor, facts)
+        if problem:
+            out.append(CitationCheck(anchor=c.anchor, ok=False, reason=problem))
+            continue
         path, heading = split_anchor(c.anchor)
-        secs = facts.sections.get(path)
-        if secs is None:
-            out.append(
-                CitationCheck(
-                    anchor=c.anchor, ok=False, reason=f"no document {path!r} in 10-sources/ or 20-wiki/"
-                )
-            )
-            continue
-        key = heading if heading is not None else ""
-        if key not in secs:
-            out.append(CitationCheck(anchor=c.anchor, ok=False, reason=f"no heading {heading!r} in {path}"))
-            continue
-        section = secs[key]
+        section = facts.sections[path].get(heading or "", "")
         if c.quote:
             ok = _norm(c.quote) in _norm(section)
             out.append(
@@ -265,3 +297,72 @@ def verify_citations(
             CitationCheck(anchor=c.anchor, ok=True, reason="anchor resolves (no quote or claim to check)")
         )
     return out
+
+
+class CardCheck(BaseModel):
+    """The deterministic part of a card's verdict: the gates and the citation checks."""
+
+    gates: list[GateResult]
+    citations: list[CitationCheck]
+
+    @property
+    def failures(self) -> list[str]:
+        """One line per failing gate or citation, for people."""
+        return [f"gate {g.gate}: {g.reason}" for g in self.gates if not g.passed] + [
+            f"citation {c.anchor}: {c.reason}" for c in self.citations if not c.ok
+        ]
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+
+def check_card(
+    card: Card, facts: VaultFacts, target: str | None, tokenize: Callable[[str], list[str]]
+) -> CardCheck:
+    """What must hold for a card to be offered and, again, to be promoted: the same check both times."""
+    return CardCheck(gates=run_gates(card, facts, target), citations=verify_citations(card, facts, tokenize))
+
+
+# --- where a card goes, and what was said about it ----------------------------------------------------
+def page_lineage(fm: frontmatter.Frontmatter) -> str | None:
+    lin = (fm.model_extra or {}).get("lineage")
+    return None if lin in (None, "") else str(lin)
+
+
+def protection(fm: frontmatter.Frontmatter) -> str | None:
+    """Why the pipeline never overwrites a page (None when it may): a person's own page (`human_edit`) or
+    one a person verified (`verified`)."""
+    if fm.trust == "human_edit":
+        return "human_edit"
+    return "verified" if fm.status == "verified" else None
+
+
+def promotion_target(
+    card: Card, pages: list[tuple[str, frontmatter.Frontmatter, str]]
+) -> tuple[str, str | None]:
+    """Where the card goes, and why that page is protected (`human_edit` or `verified`: never overwritten,
+    the card becomes a proposal for it), None when it is not.
+
+    A page of the card's lineage with the card's title is updated where it lives now: a page a person moved
+    to another sector folder stays there (the path is the truth). A page of another lineage is never the
+    target: the same term gets its own page, with the lineage in its file name if the plain one is taken.
+    """
+    for path, fm, _ in pages:
+        if (
+            (fm.title or "").strip().lower() == card.title.strip().lower()
+            and (fm.model_extra or {}).get("generated_by") is None
+            and page_lineage(fm) == card.lineage
+        ):
+            return path, protection(fm)
+    folder = f"{WIKI}/{card.sector or 'general'}"
+    target = f"{folder}/{slugify(card.title)}.md"
+    by_path = {path: fm for path, fm, _ in pages}
+    if target in by_path and card.lineage and page_lineage(by_path[target]) != card.lineage:
+        target = f"{folder}/{slugify(card.title)}-{slugify(card.lineage)}.md"
+    return target, protection(by_path[target]) if target in by_path else None
+
+
+def latest_verdicts(records: Iterable[Mapping[str, object]]) -> dict[str, dict]:
+    """The newest verdict per card path, from the gate ledger's records in ledger order."""
+    return {str(r["card"]): dict(r) for r in records if "card" in r}

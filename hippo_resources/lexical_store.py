@@ -18,17 +18,10 @@ import polars as pl
 from dagster import ConfigurableResource
 
 from hippo_core.bm25 import BM25Index
+from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic
 
 MANIFEST = "CURRENT.json"
 CHUNK_TABLE = "chunks.parquet"
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class LexicalStore(ConfigurableResource):
@@ -57,18 +50,12 @@ class LexicalStore(ConfigurableResource):
         tmp.mkdir()
         index.save(tmp)
         table.write_parquet(tmp / CHUNK_TABLE)
-        with open(tmp / CHUNK_TABLE, "rb") as fh:
-            os.fsync(fh.fileno())
-        _fsync_dir(tmp)
+        fsync_file(tmp / CHUNK_TABLE)
+        fsync_dir(tmp)
         os.replace(tmp, self.path / name)
+        fsync_dir(self.path)
         manifest = {"generation": name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **meta}
-        staged = self.path / f".{MANIFEST}.tmp"
-        with open(staged, "w", encoding="utf-8") as fh:
-            json.dump(manifest, fh, ensure_ascii=False, indent=2)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(staged, self.path / MANIFEST)
-        _fsync_dir(self.path)
+        write_text_atomic(self.path / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2))
         self._prune(keep=name)
         return name
 

@@ -7,7 +7,6 @@ assets fall back to the deterministic offline compiler and judge. Malformed outp
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from dagster import ConfigurableResource
@@ -43,7 +42,8 @@ class Usage(BaseModel):
 
 class LLM(ConfigurableResource):
     api_key: str | None = Field(
-        default=None, description="ANTHROPIC_API_KEY; without it the offline compiler runs."
+        default=None,
+        description="ANTHROPIC_API_KEY (an EnvVar in Definitions); without it the offline compiler runs.",
     )
     model: str = Field(default="claude-sonnet-4-5", description="HIPPO_LLM_MODEL")
     max_tokens: int = Field(default=4096, description="Output token budget per call (HIPPO_LLM_MAX_TOKENS).")
@@ -126,16 +126,3 @@ class LLM(ConfigurableResource):
 
     def judge(self, card_text: str, cited: dict[str, str]) -> tuple[JudgeVerdict, Usage]:
         return self.structured(JudgeVerdict, JUDGE_SYSTEM, judge_prompt(card_text, cited))
-
-
-def build_llm(env: Mapping[str, str]) -> LLM:
-    """The LLM resource from the environment (ANTHROPIC_API_KEY, HIPPO_LLM_MODEL, _MAX_TOKENS, _RETRIES)."""
-    kwargs: dict[str, Any] = {"api_key": env.get("ANTHROPIC_API_KEY") or None}
-    for field, var in (
-        ("model", "HIPPO_LLM_MODEL"),
-        ("max_tokens", "HIPPO_LLM_MAX_TOKENS"),
-        ("max_retries", "HIPPO_LLM_RETRIES"),
-    ):
-        if env.get(var):
-            kwargs[field] = env[var]
-    return LLM(**kwargs)

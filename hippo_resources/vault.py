@@ -1,16 +1,30 @@
-"""The vault on disk and its git history: the one resource that writes canonical files."""
+"""The vault on disk and its git history: the one resource that writes canonical files, and the typed
+readers of what the pipeline keeps there (approval lines, source copies, staged cards, wiki pages, ledgers).
+
+A run's writes make one git commit: assets call `commit_at_run_end`, and the commit is made when Dagster
+tears the resource down at the end of the run (the in-process executor builds it once per run).
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
-from dagster import ConfigurableResource
+from dagster import ConfigurableResource, InitResourceContext
+from pydantic import PrivateAttr
 
-from hippo_core import vault_layout
+from hippo_core import approvals, frontmatter, vault_layout
+from hippo_core.approvals import ApprovalLine, LineState
+from hippo_core.cards import Card, parse_card
+from hippo_core.frontmatter import Frontmatter, FrontmatterError
+from hippo_core.sources import SourceFile, read_source_file
+from hippo_core.text_input import BadTextError, decode_utf8
+from hippo_resources.files import write_text_atomic
 
 GIT_IDENTITY = ("-c", "user.name=Hippocampus", "-c", "user.email=hippocampus@localhost")
 
@@ -23,6 +37,9 @@ class Vault(ConfigurableResource):
     """Files under the vault root, addressed by vault-relative POSIX paths."""
 
     root: str
+
+    # (message, paths) of this run's writes, committed together by `teardown_after_execution`.
+    _pending_commit: list[tuple[str, list[str]]] = PrivateAttr(default_factory=list)
 
     @property
     def path(self) -> Path:
@@ -83,19 +100,20 @@ class Vault(ConfigurableResource):
     def read_bytes(self, rel: str) -> bytes:
         return self.abs(rel).read_bytes()
 
+    def read_text(self, rel: str) -> str:
+        """A file as UTF-8 text; BadTextError (with the reason) when it is not."""
+        return decode_utf8(self.read_bytes(rel), rel)
+
     def exists(self, rel: str) -> bool:
         return self.abs(rel).exists()
 
     def write_text(self, rel: str, text: str) -> None:
         """Write atomically (temp file + fsync + rename): Obsidian never sees half a note."""
-        target = self.abs(rel)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.tmp")
-        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
+        write_text_atomic(self.abs(rel), text)
+
+    def delete(self, rel: str) -> None:
+        """Remove a file the pipeline owns (a promoted staging card); the run's commit records it."""
+        self.abs(rel).unlink(missing_ok=True)
 
     def move(self, src: str, dst: str) -> str:
         """Move a file; if the destination exists, a numeric suffix keeps both."""
@@ -107,6 +125,95 @@ class Vault(ConfigurableResource):
             n += 1
         shutil.move(str(self.abs(src)), str(target))
         return self.rel(target)
+
+    # --- typed readers ---------------------------------------------------------------------
+    def texts(self, where: Iterable[str] | None = None) -> dict[str, str]:
+        """Every readable Markdown file (path → text), or those under the given folders; files that are not
+        UTF-8 are left out."""
+        prefixes = tuple(f"{w}/" for w in where) if where is not None else ("",)
+        out = {}
+        for rel in self.markdown_files():
+            if rel.startswith(prefixes):
+                try:
+                    out[rel] = self.read_text(rel)
+                except BadTextError:
+                    continue
+        return out
+
+    def approval_lines(self, *states: LineState) -> list[ApprovalLine]:
+        """The checkbox lines of 30-reviews/approvals/, in file order; only the given states when named
+        (`"open"` waiting for a tick, `"ticked"` ticked and not yet acted on, `"answered"`)."""
+        lines = []
+        for rel, text in self.texts([vault_layout.APPROVALS]).items():
+            lines += [ln for ln in approvals.parse(rel, text) if not states or ln.state in states]
+        return lines
+
+    def source_copies(self) -> tuple[list[SourceFile], list[dict[str, str]]]:
+        """Every source copy (`vault_layout.is_source_copy`) with its declared and body hashes, and the
+        files that could not be read."""
+        copies, unreadable = [], []
+        for rel in self.markdown_files():
+            if not vault_layout.is_source_copy(rel):
+                continue
+            try:
+                copies.append(read_source_file(rel, self.read_text(rel)))
+            except (BadTextError, FrontmatterError) as exc:
+                unreadable.append({"path": rel, "error": str(exc)})
+        return copies, unreadable
+
+    def staged_cards(self, status: str | None = "draft") -> tuple[list[Card], list[dict[str, str]]]:
+        """Cards in 30-reviews/staging/ (drafts by default; every status with None) and the files that could
+        not be read as cards."""
+        cards, unreadable = [], []
+        for rel in self.markdown_files():
+            if not vault_layout.is_staged_card(rel):
+                continue
+            try:
+                card = parse_card(rel, self.read_text(rel))
+            except (BadTextError, FrontmatterError) as exc:
+                unreadable.append({"card": rel, "error": str(exc)})
+                continue
+            if status is None or card.status == status:
+                cards.append(card)
+        return cards, unreadable
+
+    def canonical_pages(self) -> list[tuple[str, Frontmatter, str]]:
+        """(path, frontmatter, body) of every readable page under 20-wiki/ (callers filter by status)."""
+        out = []
+        for rel, text in self.texts([vault_layout.WIKI]).items():
+            try:
+                fm, body = frontmatter.parse(text, rel)
+            except FrontmatterError:
+                continue
+            out.append((rel, fm, body))
+        return out
+
+    def read_ledger(self, rel: str) -> list[dict[str, Any]]:
+        """Records of a JSONL ledger file, or of every `*.jsonl` in a ledger folder (in file-name order);
+        a line that is not JSON is skipped."""
+        root = self.abs(rel)
+        files = sorted(root.glob("*.jsonl")) if root.is_dir() else ([root] if root.exists() else [])
+        out = []
+        for f in files:
+            for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+                if line.strip():
+                    try:
+                        record = json.loads(line)
+                    except json.JSONDecodeError:
+                        continue
+                    if isinstance(record, dict):
+                        out.append(record)
+        return out
+
+    def append_ledger(self, rel: str, records: list[dict[str, Any]]) -> None:
+        """Append records to a JSONL ledger (rewritten atomically: a reader never sees half a line)."""
+        if not records:
+            return
+        old = self.read_text(rel) if self.exists(rel) else ""
+        if old and not old.endswith("\n"):
+            old += "\n"
+        new = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records)
+        self.write_text(rel, old + new)
 
     # --- git -------------------------------------------------------------------------------
     def is_git_repo(self) -> bool:
@@ -123,6 +230,25 @@ class Vault(ConfigurableResource):
     def init_git(self) -> None:
         if not self.is_git_repo():
             self.git("init", "-q", "-b", "main")
+
+    def commit_at_run_end(self, message: str, paths: list[str]) -> None:
+        """Add these writes to the run's one commit (made when the run ends; see the module docstring)."""
+        if paths:
+            self._pending_commit.append((message, list(paths)))
+
+    def commit_pending(self) -> str | None:
+        """Commit every write a run added with `commit_at_run_end`, as one commit; returns its sha."""
+        if not self._pending_commit:
+            return None
+        message = "; ".join(m for m, _ in self._pending_commit)
+        paths = list(dict.fromkeys(p for _, ps in self._pending_commit for p in ps))
+        self._pending_commit.clear()
+        return self.commit(message, paths)
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        sha = self.commit_pending()
+        if sha and context.log is not None:
+            context.log.info(f"vault: this run's writes are git commit {sha}")
 
     def commit(self, message: str, paths: list[str] | None = None) -> str | None:
         """One commit for a run's writes: the given paths (created, changed or moved away), or everything.

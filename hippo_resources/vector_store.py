@@ -13,11 +13,13 @@ COLLECTION = "chunks"
 
 
 class VectorStore(ConfigurableResource):
-    """Embedded persistent Chroma by default; Chroma in client/server mode when `host` is set."""
+    """Embedded persistent Chroma by default; Chroma in client/server mode when `host` is set
+    (HIPPO_CHROMA_URL)."""
 
     path: str
     host: str | None = None
     port: int = 8000
+    ssl: bool = False
     collection_name: str = COLLECTION
 
     def client(self) -> Any:
@@ -26,7 +28,7 @@ class VectorStore(ConfigurableResource):
 
         settings = Settings(anonymized_telemetry=False, allow_reset=False)
         if self.host:
-            return chromadb.HttpClient(host=self.host, port=self.port, settings=settings)
+            return chromadb.HttpClient(host=self.host, port=self.port, ssl=self.ssl, settings=settings)
         Path(self.path).mkdir(parents=True, exist_ok=True)
         return chromadb.PersistentClient(path=self.path, settings=settings)
 

@@ -1,1 +1,1 @@
-"""Sensors: the inbox sensor (and, later, the approvals sensor)."""
+"""Sensors, one file per domain: the inbox (ingest), new source copies (compile), ticked approvals (publish)."""

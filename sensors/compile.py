@@ -8,35 +8,17 @@ from __future__ import annotations
 
 from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, SensorResult, SkipReason, sensor
 
-from hippo_core.compile_queue import (
-    COMPILE_LOG,
-    PARTITIONS,
-    compiled,
-    is_source_copy,
-    order_by_gaps,
-    partition_key_for,
-    source_digest,
-)
-from hippo_core.text_input import decode_utf8
+from hippo_core.compile_queue import PARTITIONS, order_by_gaps, partition_key_for, pending
 from hippo_core.tokenize import Tokenizer
+from hippo_core.vault_layout import COMPILE_LOG
 from hippo_resources import Ledger, Vault
 
 
 def pending_sources(vault: Vault) -> list[tuple[str, str, str]]:
-    """(source path, digest, text) of every source copy not compiled at its current content."""
-    done = compiled(vault.read_bytes(COMPILE_LOG).decode("utf-8")) if vault.exists(COMPILE_LOG) else set()
-    out = []
-    for rel in vault.markdown_files():
-        if not is_source_copy(rel):
-            continue
-        try:
-            text = decode_utf8(vault.read_bytes(rel), rel)
-            digest = source_digest(text)
-        except Exception:  # noqa: BLE001 - an unreadable source is reported by ingest's check
-            continue
-        if (rel, digest) not in done:
-            out.append((rel, digest, text))
-    return out
+    """(source path, content hash, text) of every source copy not compiled at its current content (an
+    unreadable source is reported by ingest's check, not here)."""
+    copies, _ = vault.source_copies()
+    return [(s.path, s.content_hash, s.text) for s in pending(copies, vault.read_ledger(COMPILE_LOG))]
 
 
 def compile_requests(

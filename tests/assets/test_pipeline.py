@@ -76,6 +76,7 @@ def test_whole_graph_ingests_indexes_and_checks(settings: HippoSettings) -> None
         "source_hashes_match": True,
         "chunks_are_valid": True,
         "vectors_match_chunks": True,
+        "messages_have_vectors": True,  # evaluated by the plain run too, never left "not evaluated"
     }
 
 
@@ -180,7 +181,7 @@ def test_tampered_source_copy_fails_the_blocking_hash_check(indexed: HippoSettin
 def test_vector_check_catches_orphans_and_bad_norms_and_the_next_run_repairs(indexed: HippoSettings) -> None:
     import numpy as np
 
-    from hippo_assets import index
+    from hippo_assets.index import assets as index
 
     res = build_resources(indexed)
     store = res["vector_store"]

@@ -73,6 +73,7 @@ def test_run_records_on_the_instance_and_prints_progress_and_summary(
     instance = DagsterInstance.from_config(str(dagster_home))
     runs = instance.get_runs()
     assert len(runs) == 1 and runs[0].is_success and runs[0].tags["hippo/trigger"] == "cli"
+    assert runs[0].job_name == "refresh_job"  # a job of the code location: the UI can re-execute it
 
     assert main(["search", "침실의 온도를 어떻게 맞춰야 하나요", "--json", "--k", "2", *args]) == 0
     body = json.loads(capsys.readouterr().out)
@@ -86,6 +87,12 @@ def test_run_records_on_the_instance_and_prints_progress_and_summary(
     assert main(["run", "--select", "lexical_index", *args]) == 0
     err = capsys.readouterr().err
     assert "▶ lexical_index" in err and "▶ embeddings" not in err
+    # read within refresh_job: `lexical_index+` leaves out the compile and quality assets downstream
+    assert main(["run", "--select", "lexical_index+", *args]) == 0
+    assert "▶ gap_probe" not in capsys.readouterr().err
+    assert main(["run", "--select", "no_such_asset", *args]) == 2
+    assert main(["run", "--select", "gap_report", *args]) == 2
+    assert "names no asset of refresh_job" in capsys.readouterr().err
 
 
 def test_search_before_any_run_says_what_to_do(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

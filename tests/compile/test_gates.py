@@ -51,7 +51,8 @@ def bad_cards() -> dict[str, str]:
     """One card per gate, each breaking exactly that gate."""
     return {
         "promotion_meta": card_text().split("## Promotion meta")[0],
-        "unique_title": card_text(GOOD.model_copy(update={"aliases": ["수면"]})),
+        # the page "Sleep" (alias 수면) has no lineage: a card without one may not take its name
+        "unique_title": card_text(GOOD.model_copy(update={"aliases": ["수면"], "lineage": None})),
         "source_copy": card_text(sources=["10-sources/missing.md"]),
         "wikilink": card_text(GOOD.model_copy(update={"body": "A coffee nap, see [[nowhere]]."})),
         "citation_anchor": card_text(
@@ -81,13 +82,13 @@ def test_each_gate_fails_on_its_purpose_built_card(gate: str) -> None:
 def test_failure_reasons_name_the_problem() -> None:
     cards = bad_cards()
     assert "20-wiki/health/sleep.md" in failed(cards["unique_title"])["unique_title"]
-    assert "10-sources/beta.md#Facts" in failed(cards["lineage"])["lineage"]
+    assert "10-sources/beta.md belongs to lineage 'beta'" in failed(cards["lineage"])["lineage"]
     assert "missing.md" in failed(cards["source_copy"])["source_copy"]
     assert "prompt-injection" in failed(cards["clean"])["clean"]
     secret = card_text(GOOD.model_copy(update={"body": GOOD.body + "\n\nkey: sk-ant-api03-" + "x" * 40}))
     assert "secret-shaped" in failed(secret)["clean"]
     # an update of the page itself is not a clash with its own title
-    same = parse_card("s.md", card_text(GOOD.model_copy(update={"title": "Sleep"})))
+    same = parse_card("s.md", card_text(GOOD.model_copy(update={"title": "Sleep", "lineage": None})))
     assert [g.gate for g in run_gates(same, FACTS, target="20-wiki/health/sleep.md") if not g.passed] == []
 
 

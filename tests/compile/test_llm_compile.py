@@ -109,3 +109,15 @@ def test_llm_without_key_is_disabled() -> None:
     assert not LLM(api_key=None).enabled
     with pytest.raises(LLMError, match="no ANTHROPIC_API_KEY"):
         LLM(api_key=None).judge("card", {})
+
+
+def test_the_llm_card_takes_the_lineage_of_its_source(ingested) -> None:
+    settings, instance = ingested
+    source = settings.vault / SOURCE
+    source.write_text(source.read_text(encoding="utf-8").replace("---\n", "---\nlineage: experiments\n", 1))
+    llm, _ = recorded_llm("compile_coffee_nap.json", "judge_accept.json")
+    assert compile_source(settings, instance, SOURCE, llm).success
+    fm, _ = frontmatter.parse(
+        (settings.vault / "30-reviews" / "staging" / "커피냅.md").read_text(encoding="utf-8")
+    )
+    assert fm.model_extra["lineage"] == "experiments"  # set from the source, whatever the model said

@@ -57,9 +57,9 @@ def test_inbox_to_canonical_page_found_above_its_source(settings: HippoSettings)
     assert "promote | 커피냅 실험" in (settings.vault / "log.md").read_text(encoding="utf-8")
     assert "✓ promoted → [[20-wiki/health/커피냅-실험]]" in approval.read_text(encoding="utf-8")
     assert list((settings.vault / "90-system" / "promotions").glob("*.jsonl"))
-    # exactly one commit for the promotion run (index pages make their own)
+    # exactly one commit for the promotion run, index pages included
     log = vault.git("log", "--format=%s", f"{head_before}..HEAD").splitlines()
-    assert [m for m in log if m.startswith("promote:")] == ["promote: 1 page(s)"]
+    assert log == ["promote: 1 page(s); index pages: 4 updated"]
     home = (settings.vault / "HOME.md").read_text(encoding="utf-8")
     assert "approvals waiting: 2" in home and "커피냅 실험" in home
     assert "[[20-wiki/health/커피냅-실험|커피냅 실험]]" in (settings.vault / "index.md").read_text(

@@ -6,9 +6,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from dagster import DagsterInstance, materialize
+from dagster import AssetKey, DagsterInstance, materialize
 
-from hippo_assets.compile import approval_requests, gate_verdicts, promotion_gates_hold
+from hippo_assets.compile.assets import approval_requests, gate_verdicts, promotion_gates_hold
+from hippo_assets.definitions import build_definitions
 from hippo_core import approvals, frontmatter
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault
@@ -77,13 +78,17 @@ def test_edited_card_is_rejected_at_approval_and_offered_again(loop) -> None:
     assert len(lines) == 2 and lines[0].fingerprint != lines[1].fingerprint and not lines[1].ticked
 
 
-def test_dry_run_writes_nothing(loop, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_dry_run_writes_nothing(loop) -> None:
     settings, instance, vault = loop
     tick_card(vault)
     vault.commit("tick")
     before, head = snapshot(vault.path), vault.git("rev-parse", "HEAD")
-    monkeypatch.setenv("HIPPO_DRY_RUN", "1")
-    result = materialize([promote_asset()], resources=loop_resources(settings), instance=instance)
+    defs = build_definitions(
+        HippoSettings.from_env({"HIPPO_DRY_RUN": "1"}, vault=settings.vault, home=settings.home)
+    )
+    result = defs.resolve_job_def("promote_job").execute_in_process(
+        instance=instance, asset_selection=[AssetKey("canonical_wiki")]
+    )
     assert result.success
     m = meta(result, "canonical_wiki")
     assert m["dry_run"] is True and m["promoted"] == 1
@@ -91,20 +96,12 @@ def test_dry_run_writes_nothing(loop, monkeypatch: pytest.MonkeyPatch) -> None:
     assert snapshot(vault.path) == before and vault.git("rev-parse", "HEAD") == head
 
 
-def promote_asset():
-    from hippo_assets.publish import canonical_wiki
-
-    return canonical_wiki
-
-
-def test_auto_approve_still_runs_the_gates(
-    tmp_path: Path, embed_cache: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_auto_approve_still_runs_the_gates(tmp_path: Path, embed_cache: Path) -> None:
     root = make_vault(tmp_path, with_inbox=False)
     settings = HippoSettings(vault=root, home=tmp_path / "home", embed_cache_path=embed_cache)
     instance = DagsterInstance.ephemeral()
-    monkeypatch.setenv("HIPPO_AUTO_APPROVE", "1")
-    assert compile_source(settings, instance, KIWI).success
+    auto = {"ops": {"approval_requests": {"config": {"auto_approve": True}}}}
+    assert compile_source(settings, instance, KIWI, run_config=auto).success
     [line] = approvals.parse("f", approval_file(Vault(root=str(root))).read_text(encoding="utf-8"))
     assert line.ticked and line.auto
     # the source disappears before promotion: the gates run again and refuse
@@ -183,7 +180,7 @@ def test_janitor_archives_stale_and_duplicate_cards_and_frees_stuck_inbox_files(
 
 
 def test_blocking_gate_check_fails_when_an_offered_card_no_longer_passes(loop) -> None:
-    from hippo_assets.compile import promotion_gates_hold
+    from hippo_assets.compile.assets import promotion_gates_hold
 
     settings, instance, vault = loop
     assert promotion_gates_hold(vault=vault).passed
@@ -197,4 +194,10 @@ def test_blocking_gate_check_fails_when_an_offered_card_no_longer_passes(loop) -
             "why": "source copy '10-sources/kiwi-notes.md' is not in 10-sources/",
         },
         {"card": CARD, "gate": "wikilink", "why": "none of its links resolves: 10-sources/kiwi-notes"},
+        {
+            "card": CARD,
+            "gate": "citation_anchor",
+            "why": "citation 10-sources/kiwi-notes.md#Kiwi 형태소 분석기 메모: "
+            "no document '10-sources/kiwi-notes.md' in 10-sources/ or 20-wiki/",
+        },
     ]

@@ -9,19 +9,12 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, materialize
 
-from hippo_assets.memory import (
-    chatgpt_export,
-    claude_ai_export,
-    claude_code_log,
-    codex_log,
-    conversation_chunks,
-)
+from hippo_assets.memory.assets import LOADERS, conversation_chunks
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
-from hippo_resources.conversation_store import memory_resources
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "conversations"
-DLT_ASSETS = [claude_code_log, codex_log, chatgpt_export, claude_ai_export]
+DLT_ASSETS = list(LOADERS.values())
 CLAUDE_SESSION = "3f1c2a9e-7b4d-4e2a-9c1f-0a1b2c3d4e5f"
 CHATGPT_ID = "6761a2b3-0000-4000-8000-000000000001"
 
@@ -64,9 +57,21 @@ def memory_env(logs: dict[str, Path]) -> dict[str, str]:
     }
 
 
+def with_logs(settings: HippoSettings, logs: dict[str, Path], **more: object) -> HippoSettings:
+    """The settings pointed at the copied agent-log folders."""
+    return settings.model_copy(
+        update={
+            "claude_projects": logs["claude"],
+            "codex_home": logs["codex"],
+            "exports": logs["exports"],
+            **more,
+        }
+    )
+
+
 @pytest.fixture
 def mem_resources(settings: HippoSettings, logs: dict[str, Path]) -> dict[str, object]:
-    return {**build_resources(settings), **memory_resources(settings, memory_env(logs))}
+    return dict(build_resources(with_logs(settings, logs)))
 
 
 def load(resources: dict[str, object], assets=None, run_config=None, instance=None):  # noqa: ANN001, ANN201

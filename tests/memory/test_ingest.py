@@ -11,8 +11,8 @@ from pathlib import Path
 import polars as pl
 from dagster import DagsterInstance
 
-from hippo_assets.memory import chatgpt_export, claude_code_log, codex_log
-from hippo_assets.memory_sources import RunReport, read_new_lines
+from hippo_assets.memory.assets import LOADERS
+from hippo_assets.memory.dlt_sources import RunReport, read_new_lines
 from hippo_core.settings import HippoSettings
 from tests.memory.conftest import CHATGPT_ID, FIXTURES, load, make_zip, metadata
 
@@ -61,7 +61,7 @@ def test_every_format_loads_and_the_second_run_loads_nothing(settings: HippoSett
 def test_an_appended_session_loads_only_its_new_messages(
     settings: HippoSettings, mem_resources, logs
 ) -> None:
-    assert load(mem_resources, [claude_code_log]).success
+    assert load(mem_resources, [LOADERS["claude_code"]]).success
     new = {
         "type": "user", "uuid": "u7", "parentUuid": "u6", "sessionId": "3f1c2a9e-7b4d-4e2a-9c1f-0a1b2c3d4e5f",
         "cwd": "/home/dev/payments-api", "timestamp": "2026-11-20T09:10:00.000Z",
@@ -69,7 +69,7 @@ def test_an_appended_session_loads_only_its_new_messages(
     }  # fmt: skip
     with open(logs["session"], "a", encoding="utf-8") as fh:
         fh.write(json.dumps(new) + "\n")
-    again = load(mem_resources, [claude_code_log])
+    again = load(mem_resources, [LOADERS["claude_code"]])
     assert metadata(again, "claude_code_log")["new_messages"] == 1
     assert dlt_rows(settings, "claude_code") == 7
     msgs = messages(settings).sort("position")
@@ -100,7 +100,7 @@ def test_bad_lines_and_an_unfinished_line_never_lose_data(
         + tail[:30],  # a writer is still writing this line
         encoding="utf-8",
     )  # fmt: skip
-    first = load(mem_resources, [claude_code_log])
+    first = load(mem_resources, [LOADERS["claude_code"]])
     meta = metadata(first, "claude_code_log")
     assert meta["new_messages"] == 6
     assert meta["skipped_by_reason"] == {
@@ -110,7 +110,7 @@ def test_bad_lines_and_an_unfinished_line_never_lose_data(
     }
     with open(session, "a", encoding="utf-8") as fh:
         fh.write(tail[30:] + "\n")
-    second = load(mem_resources, [claude_code_log])
+    second = load(mem_resources, [LOADERS["claude_code"]])
     assert metadata(second, "claude_code_log")["new_messages"] == 1
     assert messages(settings)["text"].to_list()[-1] == "finished later"
     assert messages(settings).height == 7
@@ -132,7 +132,7 @@ def encrypted_zip(path: Path) -> Path:
 def test_corrupt_password_protected_and_non_json_exports(
     settings: HippoSettings, mem_resources, logs, tmp_path: Path
 ) -> None:
-    assert load(mem_resources, [chatgpt_export]).success
+    assert load(mem_resources, [LOADERS["chatgpt"]]).success
     corrupt = tmp_path / "corrupt.zip"
     corrupt.write_bytes(logs["chatgpt_zip"].read_bytes()[:200])
     locked = encrypted_zip(tmp_path / "locked.zip")
@@ -140,7 +140,9 @@ def test_corrupt_password_protected_and_non_json_exports(
     no_member = make_zip(tmp_path / "other.zip", b"[]", member="chat.html")
     paths = [str(p) for p in (corrupt, locked, not_json, no_member, tmp_path / "missing.zip")]
     result = load(
-        mem_resources, [chatgpt_export], run_config={"ops": {"chatgpt_ingest": {"config": {"paths": paths}}}}
+        mem_resources,
+        [LOADERS["chatgpt"]],
+        run_config={"ops": {"chatgpt_ingest": {"config": {"paths": paths}}}},
     )
     assert result.success
     meta = metadata(result, "chatgpt_export")
@@ -158,7 +160,7 @@ def test_corrupt_password_protected_and_non_json_exports(
 def test_a_newer_export_loads_only_new_messages(
     settings: HippoSettings, mem_resources, logs, tmp_path: Path
 ) -> None:
-    assert load(mem_resources, [chatgpt_export]).success
+    assert load(mem_resources, [LOADERS["chatgpt"]]).success
     data = json.loads((FIXTURES / "chatgpt" / "conversations.json").read_text(encoding="utf-8"))
     mapping = data[0]["mapping"]
     mapping["a2"]["children"] = ["q3"]
@@ -170,7 +172,7 @@ def test_a_newer_export_loads_only_new_messages(
     data[0]["current_node"] = "q3"
     newer = make_zip(tmp_path / "chatgpt-newer.zip", json.dumps(data).encode())
     cfg = {"ops": {"chatgpt_ingest": {"config": {"paths": [str(logs["chatgpt_zip"]), str(newer)]}}}}
-    result = load(mem_resources, [chatgpt_export], run_config=cfg)
+    result = load(mem_resources, [LOADERS["chatgpt"]], run_config=cfg)
     meta = metadata(result, "chatgpt_export")
     assert meta["new_messages"] == 1
     assert meta["skipped_by_reason"] == {"duplicate export": 1}
@@ -211,7 +213,7 @@ def test_a_file_that_changes_while_being_read_is_loaded_exactly_once(tmp_path: P
 def test_appended_codex_history_and_rollout_keep_unique_anchors(
     settings: HippoSettings, mem_resources, logs
 ) -> None:
-    assert load(mem_resources, [codex_log]).success
+    assert load(mem_resources, [LOADERS["codex"]]).success
     rollout = next((logs["codex"] / "sessions").glob("**/*.jsonl"))
     item = {
         "type": "message",
@@ -234,7 +236,7 @@ def test_appended_codex_history_and_rollout_keep_unique_anchors(
             )
             + "\n"
         )
-    again = load(mem_resources, [codex_log])
+    again = load(mem_resources, [LOADERS["codex"]])
     assert metadata(again, "codex_log")["new_messages"] == 2
     chunks = pl.read_parquet(settings.home / "chunks" / "conversation_chunks.parquet")
     assert chunks["chunk_id"].n_unique() == chunks.height

@@ -8,8 +8,7 @@ import pytest
 
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
-from hippo_resources.conversation_store import memory_resources
-from tests.memory.conftest import load, memory_env, metadata
+from tests.memory.conftest import load, metadata, with_logs
 
 psycopg2 = pytest.importorskip("psycopg2")
 ADMIN_DSN = "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -34,8 +33,7 @@ def pg_dsn():  # noqa: ANN201
 
 
 def test_conversations_load_into_postgres_incrementally(settings: HippoSettings, logs, pg_dsn: str) -> None:
-    env = {**memory_env(logs), "HIPPO_PG_DSN": pg_dsn}
-    resources = {**build_resources(settings), **memory_resources(settings, env)}
+    resources = build_resources(with_logs(settings, logs, pg_dsn=pg_dsn))
     first = load(resources)
     assert first.success
     assert metadata(first, "claude_code_log")["destination"] == "postgres"

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 from dagster import DagsterInstance, build_asset_check_context, materialize
 
-from hippo_assets.definitions import ASSET_CHECKS, ASSETS, MEMORY_CHECKS
-from hippo_assets.memory import messages_have_vectors
+from hippo_assets.definitions import ASSET_CHECKS, ASSETS
+from hippo_assets.index.assets import messages_have_vectors
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_server.app import engine_from_settings
@@ -67,7 +67,7 @@ def memory_indexed(settings: HippoSettings, mem_resources, logs) -> HippoSetting
 def index_with_check(settings: HippoSettings, instance: DagsterInstance | None = None):  # noqa: ANN201
     """The index group plus the memory verify check, as `hippo ingest` and `memory_job` run them."""
     return materialize(
-        [*ASSETS, *ASSET_CHECKS, *MEMORY_CHECKS],
+        [*ASSETS, *ASSET_CHECKS],
         resources=build_resources(settings),
         instance=instance or DagsterInstance.ephemeral(),
     )

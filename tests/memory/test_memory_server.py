@@ -10,17 +10,23 @@ from dagster import DagsterInstance, RunRequest, build_sensor_context, materiali
 from fastapi.testclient import TestClient
 from mcp import Client
 
-from hippo_assets.ingest import sources
+from hippo_assets.ingest.assets import sources
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault, build_resources
 from hippo_server.app import create_app, engine_from_settings
 from hippo_server.conversations import ConversationMemory
 from hippo_server.mcp_tools import build_mcp
-from sensors.inbox import build_inbox_sensor
+from sensors.ingest import build_inbox_sensor
 from tests.memory.conftest import CHATGPT_ID, CLAUDE_SESSION, load
 from tests.memory.test_scrub import PLANTED
 
 TOKEN = "memory-token-1"
+
+
+def evaluate(sensor, **context):  # noqa: ANN001, ANN201
+    """One sensor tick; the context is opened with `with`, as Dagster does (the vault resource has a teardown)."""
+    with build_sensor_context(**context) as ctx:
+        return sensor(ctx)
 
 
 @pytest.fixture
@@ -139,7 +145,7 @@ def test_capture_writes_a_draft_to_the_inbox_and_the_sensor_ingests_it(loaded: H
 
     # The inbox sensor picks the captures up and the normal ingest turns them into sources.
     sensor = build_inbox_sensor("ingest_job")
-    result = sensor(build_sensor_context(resources={"vault": vault}))
+    result = evaluate(sensor, resources={"vault": vault})
     requested = {
         f
         for r in result.run_requests

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from hippo_core.chat_exports import parse_chatgpt, parse_claude_ai
 from hippo_core.conversations import (
     Message,
+    parse_chatgpt,
+    parse_claude_ai,
     parse_claude_code,
     parse_codex_history,
     parse_codex_session,

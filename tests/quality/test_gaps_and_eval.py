@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dagster import DagsterInstance, materialize
 
-from hippo_assets import quality
+from hippo_assets.quality import assets as quality
 from hippo_core.settings import HippoSettings
 from hippo_resources import Ledger, build_resources
 from hippo_server.app import engine_from_settings

@@ -205,3 +205,93 @@ def test_commit_outside_a_repository_returns_none(tmp_path: Path) -> None:
 def test_git_errors_become_vault_errors(vault: Vault) -> None:
     with pytest.raises(VaultError, match="git rev-parse no-such-ref failed"):
         vault.git("rev-parse", "no-such-ref")
+
+
+def test_a_run_makes_one_commit_of_every_write_it_added(vault: Vault) -> None:
+    from dagster import asset, materialize
+
+    @asset(required_resource_keys={"vault"})
+    def first(context) -> None:  # noqa: ANN001
+        context.resources.vault.write_text("20-wiki/data/one.md", "# One\n")
+        context.resources.vault.commit_at_run_end("first: 1 page", ["20-wiki/data/one.md"])
+
+    @asset(deps=[first], required_resource_keys={"vault"})
+    def second(context) -> None:  # noqa: ANN001
+        run_vault = context.resources.vault
+        run_vault.write_text("20-wiki/data/two.md", "# Two\n")
+        run_vault.delete("log.md")
+        run_vault.commit_at_run_end("second: 1 page", ["20-wiki/data/two.md", "log.md"])
+        assert git(run_vault.path, "status", "--porcelain", "-uall")  # nothing committed mid-run
+
+    head = git(vault.path, "rev-parse", "HEAD").strip()
+    assert materialize([first, second], resources={"vault": vault}).success
+    assert git(vault.path, "log", "--format=%s", f"{head}..HEAD") == "first: 1 page; second: 1 page\n"
+    assert git(vault.path, "status", "--porcelain") == ""
+    assert materialize([first], resources={"vault": vault}).success  # unchanged bytes: no empty commit
+    assert len(git(vault.path, "log", "--format=%s", f"{head}..HEAD").splitlines()) == 1
+
+
+# --- typed readers -------------------------------------------------------------------------------
+
+
+APPROVALS = """# Approvals
+
+- [ ] [[30-reviews/staging/a|A]] · fp:aaaaaaaaaaaa
+- [x] [[30-reviews/staging/b|B]] · fp:bbbbbbbbbbbb
+- [x] [[30-reviews/staging/c|C]] · fp:cccccccccccc — ✓ promoted → [[20-wiki/data/c]] (2026-01-01)
+"""
+
+
+def test_approval_lines_by_state(vault: Vault) -> None:
+    vault.write_text("30-reviews/approvals/2026-01-01.md", APPROVALS)
+    (vault.path / "30-reviews/approvals/broken.md").write_bytes(b"- [x] \xff\xfe not utf-8\n")
+    assert [ln.card for ln in vault.approval_lines()] == [f"30-reviews/staging/{c}.md" for c in "abc"]
+    assert [ln.card for ln in vault.approval_lines("open")] == ["30-reviews/staging/a.md"]
+    assert [ln.card for ln in vault.approval_lines("ticked")] == ["30-reviews/staging/b.md"]
+    assert [ln.state for ln in vault.approval_lines("open", "ticked", "answered")] == [
+        "open",
+        "ticked",
+        "answered",
+    ]
+
+
+def test_source_copies_carry_both_hashes_and_their_lineage(vault: Vault) -> None:
+    from hippo_core.sources import body_hash, make_source_copy
+
+    copy = make_source_copy(b"# Kiwi\n\nMorphemes.\n", "kiwi.md", "2026-01-01T00:00:00+00:00")
+    vault.write_text(copy.path, copy.text)
+    vault.write_text("10-sources/gwanbeop/term.md", "---\ntitle: Term\n---\n\n# Term\n\nBody.\n")
+    vault.write_text("10-sources/edited.md", "---\nsha256: stale\nlineage: sangni\n---\n\nNew body.\n")
+    (vault.path / "10-sources/bad.md").write_bytes(b"\xff\xfe")
+    copies, unreadable = vault.source_copies()
+    by_path = {c.path: c for c in copies}
+    ingested = by_path[copy.path]
+    assert ingested.declared_sha256 == ingested.body_sha256 == copy.sha256 == ingested.content_hash
+    assert ingested.is_ingest_copy and ingested.lineage is None
+    by_hand = by_path["10-sources/gwanbeop/term.md"]
+    assert by_hand.declared_sha256 is None and by_hand.content_hash == body_hash(by_hand.body)
+    assert by_hand.lineage == "gwanbeop" and not by_hand.is_ingest_copy  # the folder names the lineage
+    edited = by_path["10-sources/edited.md"]
+    assert edited.declared_sha256 == "stale" != edited.body_sha256 and edited.lineage == "sangni"
+    assert [u["path"] for u in unreadable] == ["10-sources/bad.md"]
+
+
+def test_staged_cards_ledgers_and_delete(vault: Vault) -> None:
+    card = "---\ntype: concept\nstatus: {status}\ntrust: llm_summary\ntitle: {title}\n---\n\n# {title}\n"
+    vault.write_text("30-reviews/staging/draft.md", card.format(status="draft", title="Draft"))
+    vault.write_text("30-reviews/staging/proposal.md", card.format(status="needs-review", title="Proposal"))
+    vault.write_text("30-reviews/staging/broken.md", "---\nstatus: [unclosed\n---\n")
+    drafts, unreadable = vault.staged_cards()
+    assert [c.path for c in drafts] == ["30-reviews/staging/draft.md"]
+    assert [u["card"] for u in unreadable] == ["30-reviews/staging/broken.md"]
+    assert len(vault.staged_cards(status=None)[0]) == 2
+
+    vault.append_ledger("90-system/gates/2026-01-01.jsonl", [{"card": "a", "n": 1}])
+    vault.append_ledger("90-system/gates/2026-01-02.jsonl", [{"card": "a", "n": 2}, {"card": "b", "n": 3}])
+    with open(vault.abs("90-system/gates/2026-01-02.jsonl"), "a", encoding="utf-8") as fh:
+        fh.write("{half a line")
+    assert [r["n"] for r in vault.read_ledger("90-system/gates")] == [1, 2, 3]
+    assert vault.read_ledger("90-system/none.jsonl") == []
+
+    vault.delete("30-reviews/staging/draft.md")
+    assert not vault.exists("30-reviews/staging/draft.md")

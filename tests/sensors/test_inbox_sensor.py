@@ -20,9 +20,15 @@ from hippo_cli.vault_init import init_vault
 from hippo_core.fingerprints import sha256_bytes
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault
-from sensors.inbox import BATCH_SIZE, build_inbox_sensor
+from sensors.ingest import BATCH_SIZE, build_inbox_sensor
 
 SENSOR = build_inbox_sensor("ingest_job")
+
+
+def evaluate(sensor, **context):  # noqa: ANN001, ANN201
+    """One sensor tick; the context is opened with `with`, as Dagster does (the vault resource has a teardown)."""
+    with build_sensor_context(**context) as ctx:
+        return sensor(ctx)
 
 
 @pytest.fixture
@@ -42,8 +48,7 @@ def drop(vault: Path, name: str, data: str | bytes) -> None:
 
 
 def tick(vault: Path, cursor: str | None = None, sensor=SENSOR) -> SensorResult | SkipReason:  # noqa: ANN001
-    context = build_sensor_context(cursor=cursor, resources={"vault": Vault(root=str(vault))})
-    return sensor(context)
+    return evaluate(sensor, cursor=cursor, resources={"vault": Vault(root=str(vault))})
 
 
 def files_of(request: RunRequest) -> list[str]:
@@ -173,7 +178,7 @@ def test_a_run_request_runs_the_ingest_job_on_exactly_its_batch(settings: HippoS
         drop(vault, f"burst-{i:02d}.md", f"# Burst {i}\n\nBurst note number {i} about sandpipers.\n")
     defs = build_definitions(settings)
     sensor = defs.get_sensor_def("inbox_sensor")
-    result = sensor(build_sensor_context(resources={"vault": defs.resources["vault"]}))
+    result = evaluate(sensor, resources={"vault": defs.resources["vault"]})
     assert isinstance(result, SensorResult)
     assert [len(files_of(r)) for r in result.run_requests] == [20, 3]
     job = defs.get_job_def("ingest_job")
@@ -200,5 +205,5 @@ def test_a_run_request_runs_the_ingest_job_on_exactly_its_batch(settings: HippoS
     assert run.asset_materializations_for_node("lexical_index")
 
     # the next tick, with the cursor, asks for nothing: the first batch is already requested
-    again = sensor(build_sensor_context(cursor=result.cursor, resources={"vault": defs.resources["vault"]}))
+    again = evaluate(sensor, cursor=result.cursor, resources={"vault": defs.resources["vault"]})
     assert isinstance(again, SkipReason)

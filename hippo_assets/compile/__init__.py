@@ -1,0 +1,3 @@
+"""Domain `compile`: source copies become staging cards, judged and gated, then offered for approval."""
+
+GROUP = "compile"

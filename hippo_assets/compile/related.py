@@ -1,0 +1,44 @@
+"""The compiler's lexical lookup: canonical pages our own index relates to a source (and the tokenizer it uses).
+
+Kept apart so the search library can take it over: it is a lexical lane without bigram weights or governance.
+"""
+
+from __future__ import annotations
+
+from hippo_core.compile_offline import RelatedPage
+from hippo_core.tokenize import Tokenizer, TokenizerConfig
+from hippo_resources import LexicalStore
+
+_TOKENIZER: Tokenizer | None = None
+
+
+def tokenizer() -> Tokenizer:
+    global _TOKENIZER
+    if _TOKENIZER is None:
+        _TOKENIZER = Tokenizer(TokenizerConfig())
+    return _TOKENIZER
+
+
+def related_pages(lexical_store: LexicalStore, query: str, k: int = 3) -> list[RelatedPage]:
+    """Canonical wiki pages our own lexical index finds for a text (empty before the first index build)."""
+    manifest = lexical_store.manifest()
+    if manifest is None or not query.strip():
+        return []
+    index, table = lexical_store.load(manifest["generation"])
+    if table.height == 0:
+        return []
+    mask = ((table["lane"] == "wiki") & (table["status"] == "canonical")).to_numpy()
+    tokens = tokenizer().query_tokens(query[:2000])
+    out: list[RelatedPage] = []
+    seen: set[str] = set()
+    for i, _score in index.top_k(tokens, k * 8, allowed=mask):
+        row = table.row(i, named=True)
+        if row["path"] in seen:
+            continue
+        seen.add(row["path"])
+        out.append(
+            RelatedPage(path=row["path"], title=row["title"], sector=row["sector"], excerpt=row["text"][:600])
+        )
+        if len(out) == k:
+            break
+    return out

@@ -1,0 +1,346 @@
+"""Group `index`: the vault parsed into documents and chunks, embedded into Chroma and indexed by BM25."""
+
+# No `from __future__ import annotations` here: Dagster reads the Config and resource
+# annotations of asset functions at definition time and cannot resolve them from strings.
+
+import time
+
+import numpy as np
+import polars as pl
+from dagster import (
+    AssetCheckResult,
+    AssetExecutionContext,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
+from pydantic import Field
+
+from expectations import check_result, suites
+from hippo_assets.index import GROUP
+from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
+from hippo_assets.ingest.assets import sources
+from hippo_core.bm25 import BM25Index, BM25Params
+from hippo_core.chunking import ChunkParams
+from hippo_core.documents import Document, check_removal, chunk_rows, parse_document
+from hippo_core.frontmatter import FrontmatterError
+from hippo_core.text_input import BadTextError
+from hippo_core.tokenize import Tokenizer, TokenizerConfig
+from hippo_core.vault_layout import is_indexed
+from hippo_resources import ChunkStore, Embedder, LexicalStore, Vault, VectorStore
+from hippo_resources.chunk_store import CHUNKS, CONVERSATION_CHUNKS, DOCUMENTS, MESSAGES
+
+
+@asset(
+    group_name=GROUP,
+    kinds={"markdown", "parquet"},
+    deps=[sources],
+    description="Every Markdown file outside 30-reviews, 90-system and the inbox, parsed against the "
+    "frontmatter contract. A malformed file is reported in the metadata and skipped, never fatal.",
+)
+def vault_documents(
+    context: AssetExecutionContext, vault: Vault, chunk_store: ChunkStore
+) -> MaterializeResult:
+    vault.check_exists()
+    docs = []
+    errors: list[dict[str, str]] = []
+    mismatches: list[dict[str, str]] = []
+    for rel in vault.markdown_files():
+        if not is_indexed(rel):
+            continue
+        try:
+            doc = parse_document(rel, vault.read_bytes(rel))
+        except (BadTextError, FrontmatterError) as exc:
+            errors.append({"path": rel, "error": str(exc)})
+            context.log.warning(f"skipped {rel}: {exc}")
+            continue
+        if doc.sector and doc.sector_declared and doc.sector != doc.sector_declared:
+            mismatches.append({"path": rel, "folder": doc.sector, "frontmatter": doc.sector_declared})
+        docs.append(doc.model_dump())
+    frame = pl.DataFrame(docs, schema=DOCUMENT_SCHEMA)
+    chunk_store.write(DOCUMENTS, frame)
+    by_status = dict(frame.group_by("status").len().iter_rows()) if frame.height else {}
+    return MaterializeResult(
+        metadata={
+            "documents": frame.height,
+            "malformed": len(errors),
+            "malformed_files": MetadataValue.json(errors),
+            "sector_mismatches": MetadataValue.json(mismatches),
+            "by_status": MetadataValue.json(by_status),
+        }
+    )
+
+
+class ChunksConfig(Config):
+    max_chars: int = Field(default=900, description="Largest chunk, in characters.")
+    overlap_chars: int = Field(default=150, description="Trailing sentences carried into the next chunk.")
+
+
+@asset(
+    group_name=GROUP,
+    kinds={"polars", "parquet"},
+    deps=[vault_documents, "conversation_chunks"],
+    description="Heading-aware chunks (paragraph and sentence boundaries, with overlap), each with a stable "
+    "id, a path#heading anchor, content and embed hashes and the governance fields.",
+)
+def chunks(config: ChunksConfig, chunk_store: ChunkStore, embedder: Embedder) -> MaterializeResult:
+    docs = chunk_store.documents()
+    params = ChunkParams(max_chars=config.max_chars, overlap_chars=config.overlap_chars)
+    rows = []
+    for record in docs.iter_rows(named=True):
+        rows.extend(chunk_rows(Document.model_validate(record), embedder.model_id, params))
+    frame = pl.DataFrame(rows, schema=CHUNK_SCHEMA)
+    conversations = chunk_store.path / CONVERSATION_CHUNKS  # written by memory's conversation_chunks
+    if conversations.exists():
+        frame = pl.concat([frame, pl.read_parquet(conversations).select(list(CHUNK_SCHEMA))])
+    chunk_store.write(CHUNKS, frame)
+    lengths = frame["text"].str.len_chars() if frame.height else pl.Series([0])
+    return MaterializeResult(
+        metadata={
+            "chunks": frame.height,
+            "documents": docs.height,
+            "mean_chars": float(lengths.mean() or 0),
+            "max_chars": int(lengths.max() or 0),
+            "by_lane": MetadataValue.json(
+                dict(frame.group_by("lane").len().iter_rows()) if frame.height else {}
+            ),
+        }
+    )
+
+
+@asset_check(
+    asset=chunks,
+    blocking=True,
+    description="No empty chunk, unique ids, anchors, known governance values (GX).",
+)
+def chunks_are_valid(chunk_store: ChunkStore) -> AssetCheckResult:
+    frame = chunk_store.chunks().select(
+        "chunk_id",
+        "anchor",
+        "lane",
+        "status",
+        "trust",
+        pl.col("text").str.strip_chars().alias("text_stripped"),
+    )
+    return check_result("chunks", frame, suites.chunk_suite())
+
+
+class EmbeddingsConfig(Config):
+    force: bool = Field(
+        default=False, description="Allow a scan that removes more than half of the indexed documents."
+    )
+
+
+@asset(
+    group_name=GROUP,
+    kinds={"chroma", "python"},
+    deps=[chunks],
+    description="One vector per chunk in Chroma (cosine). Only chunks whose embed_hash changed are embedded; "
+    "vectors of vanished chunks are removed; a scan that would remove more than half of the indexed "
+    "documents is refused unless forced.",
+)
+def embeddings(
+    context: AssetExecutionContext,
+    config: EmbeddingsConfig,
+    chunk_store: ChunkStore,
+    embedder: Embedder,
+    vector_store: VectorStore,
+) -> MaterializeResult:
+    frame = chunk_store.chunks()
+    collection = vector_store.collection()
+    stored = vector_store.existing(collection)
+    current_ids = set(frame["chunk_id"].to_list())
+    indexed_paths = {m.get("path", "") for m in stored.values()}
+    removed_docs = check_removal(indexed_paths, set(frame["path"].to_list()), config.force)
+
+    vanished = sorted(set(stored) - current_ids)
+    vector_store.delete(vanished, collection)
+
+    todo = [
+        r
+        for r in frame.iter_rows(named=True)
+        if stored.get(r["chunk_id"], {}).get("embed_hash") != r["embed_hash"]
+    ]
+    retag = [
+        r
+        for r in frame.iter_rows(named=True)
+        if r["chunk_id"] in stored
+        and stored[r["chunk_id"]].get("embed_hash") == r["embed_hash"]
+        and any(stored[r["chunk_id"]].get(k) != (r[k] or "") for k in VECTOR_METADATA)
+    ]
+    started = time.monotonic()
+    last_report = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done == total or now - last_report[0] > 2.0:
+            last_report[0] = now
+            context.log.info(f"{done}/{total} chunks embedded ({now - started:.1f} s)")
+
+    if todo:
+        vectors = embedder.embed_passages([r["index_text"] for r in todo], progress=progress)
+        vector_store.upsert(
+            [r["chunk_id"] for r in todo], vectors, [_vector_meta(r) for r in todo], collection
+        )
+    if retag:
+        collection.update(ids=[r["chunk_id"] for r in retag], metadatas=[_vector_meta(r) for r in retag])
+    return MaterializeResult(
+        metadata={
+            "model_id": embedder.model_id,
+            "dim": embedder.dim,
+            "chunks": frame.height,
+            "embedded": len(todo),
+            "reused": frame.height - len(todo),
+            "metadata_updated": len(retag),
+            "removed_vectors": len(vanished),
+            "removed_documents": removed_docs,
+            "seconds": round(time.monotonic() - started, 2),
+        }
+    )
+
+
+def _vector_meta(row: dict) -> dict[str, str]:
+    return {k: row[k] or "" for k in VECTOR_METADATA}
+
+
+@asset_check(
+    asset=embeddings,
+    blocking=True,
+    description="Every chunk has exactly one vector of the right dimension and unit norm; no orphan vectors (GX).",
+)
+def vectors_match_chunks(
+    chunk_store: ChunkStore, vector_store: VectorStore, embedder: Embedder
+) -> AssetCheckResult:
+    frame = chunk_store.chunks().select("chunk_id", "embed_hash")
+    collection = vector_store.collection()
+    ids, mat = vector_store.vectors(collection=collection)
+    stored = vector_store.existing(collection)
+    vec = pl.DataFrame(
+        {
+            "chunk_id": ids,
+            "vector_count": [1] * len(ids),
+            "dim": [int(mat.shape[1])] * len(ids) if len(ids) else [],
+            "norm": np.linalg.norm(mat, axis=1).tolist() if len(ids) else [],
+            "stored_embed_hash": [stored.get(i, {}).get("embed_hash") for i in ids],
+        },
+        schema={
+            "chunk_id": pl.Utf8,
+            "vector_count": pl.Int64,
+            "dim": pl.Int64,
+            "norm": pl.Float64,
+            "stored_embed_hash": pl.Utf8,
+        },
+    )
+    vec = vec.group_by("chunk_id").agg(
+        pl.col("vector_count").sum(),
+        pl.col("dim").first(),
+        pl.col("norm").first(),
+        pl.col("stored_embed_hash").first(),
+    )
+    joined = frame.with_columns(pl.lit(True).alias("has_chunk")).join(
+        vec, on="chunk_id", how="full", coalesce=True
+    )
+    joined = joined.with_columns(
+        pl.col("has_chunk").fill_null(False),
+        pl.col("vector_count").fill_null(0),
+        pl.col("dim").fill_null(0),
+        pl.col("norm").fill_null(0.0),
+    )
+    orphans = joined.filter(~pl.col("has_chunk")).height
+    missing = joined.filter(pl.col("vector_count") == 0).height
+    return check_result(
+        "vectors",
+        joined,
+        suites.vector_suite(embedder.dim),
+        {"orphan_vectors": orphans, "chunks_without_vector": missing},
+    )
+
+
+class LexicalConfig(Config):
+    k1: float = 1.5
+    b: float = 0.75
+
+
+@asset(
+    group_name=GROUP,
+    kinds={"python", "parquet"},
+    deps=[chunks, embeddings],
+    description="BM25 over kiwipiepy morphemes, Hangul bigrams and aliases, written as a new generation and "
+    "switched in atomically; it publishes the search generation, so it runs after the vectors are in place.",
+)
+def lexical_index(
+    context: AssetExecutionContext,
+    config: LexicalConfig,
+    chunk_store: ChunkStore,
+    lexical_store: LexicalStore,
+    embedder: Embedder,
+) -> MaterializeResult:
+    frame = chunk_store.chunks()
+    tokenizer = Tokenizer(TokenizerConfig())
+    started = time.monotonic()
+    texts = [
+        f"{row['index_text']}\n{' '.join(row['aliases'] or [])}"
+        for row in frame.select("index_text", "aliases").iter_rows(named=True)
+    ]
+    tokens = tokenizer.tokenize_many(texts)
+    tokenize_s = time.monotonic() - started
+    index = BM25Index.build(tokens, BM25Params(k1=config.k1, b=config.b))
+    table = frame.drop("index_text")
+    generation = lexical_store.write_generation(
+        index,
+        table,
+        {
+            "chunks": frame.height,
+            "tokenizer": tokenizer.config.fingerprint(),
+            "embed_model": embedder.model_id,
+            "vocabulary": len(index.vocab),
+        },
+    )
+    context.log.info(f"lexical index generation {generation} is live ({frame.height} chunks)")
+    return MaterializeResult(
+        metadata={
+            "generation": generation,
+            "chunks": frame.height,
+            "vocabulary": len(index.vocab),
+            "tokenize_seconds": round(tokenize_s, 2),
+            "build_seconds": round(time.monotonic() - started - tokenize_s, 2),
+        }
+    )
+
+
+@asset_check(
+    asset=embeddings,
+    blocking=True,
+    description="Every stored conversation message has at least one vector in the vector store.",
+)
+def messages_have_vectors(chunk_store: ChunkStore, vector_store: VectorStore) -> AssetCheckResult:
+    try:
+        msgs = chunk_store.read(MESSAGES)
+        chunks = chunk_store.chunks()
+    except FileNotFoundError:
+        return AssetCheckResult(passed=True, metadata={"messages": 0})
+    if not msgs.height:
+        return AssetCheckResult(passed=True, metadata={"messages": 0})
+    stored = set(vector_store.existing(vector_store.collection()))
+    conv = chunks.filter((pl.col("lane") == "conversations") & (pl.col("granularity") == "message"))
+    with_vec = conv.filter(pl.col("chunk_id").is_in(list(stored)))
+    anchors = set(with_vec["anchor"].to_list())
+    wanted = msgs.select(
+        (
+            pl.lit("conversations/")
+            + pl.col("conversation_id")
+            + pl.lit("#m")
+            + pl.col("position").cast(pl.Utf8)
+        ).alias("a")
+    )["a"].to_list()
+    missing = [a for a in wanted if a not in anchors]
+    return AssetCheckResult(
+        passed=not missing,
+        metadata={
+            "messages": len(wanted),
+            "without_vector": len(missing),
+            "examples": MetadataValue.json(missing[:20]),
+        },
+    )

@@ -1,0 +1,235 @@
+"""Group `publish`: approved cards become canonical pages after every gate passes again; index pages follow."""
+
+# No `from __future__ import annotations` here: Dagster reads the Config and resource
+# annotations of asset functions at definition time and cannot resolve them from strings.
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetExecutionContext,
+    Config,
+    MaterializeResult,
+    MetadataValue,
+    asset,
+    asset_check,
+)
+from pydantic import Field
+
+from hippo_assets.clock import now, today
+from hippo_assets.compile.assets import approval_requests
+from hippo_assets.compile.related import tokenizer
+from hippo_assets.publish import GROUP
+from hippo_core import approvals, frontmatter
+from hippo_core.cards import fingerprint, parse_card, promoted_text
+from hippo_core.gates import build_facts, check_card, latest_verdicts, promotion_target
+from hippo_core.governance import CANONICAL_STATUSES
+from hippo_core.index_pages import (
+    GENERATED_BY,
+    PageInfo,
+    Queues,
+    ReviewItem,
+    hub_path,
+    render_home,
+    render_hub,
+    render_index,
+)
+from hippo_core.vault_layout import GATES_DIR, LOG, PROMOTIONS_DIR, ledger_file, sector_for_path
+from hippo_resources import Vault
+
+
+class PromoteConfig(Config):
+    dry_run: bool = Field(
+        default=False,
+        description="Report what would happen and write nothing (HIPPO_DRY_RUN in promote_job).",
+    )
+
+
+@asset(
+    group_name=GROUP,
+    kinds={"markdown", "git"},
+    deps=[approval_requests],
+    description="Ticked approvals whose fingerprint still matches: the same check as at verdict time (the seven "
+    "gates and citation verification) runs again, the card moves to 20-wiki/<sector>/<slug>.md with status "
+    "canonical, the approval line links to the page, 90-system/promotions/<date>.jsonl and log.md get a line; "
+    "the run makes one git commit. A human_edit or verified page is never overwritten (the card becomes a "
+    "proposal). `dry_run` (HIPPO_DRY_RUN in promote_job) writes nothing and reports the plan.",
+)
+def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault: Vault) -> MaterializeResult:
+    dry = config.dry_run
+    facts = build_facts(vault.texts())
+    pages = vault.canonical_pages()
+    texts: dict[str, str] = {}  # approval files as they will be written
+    touched: list[str] = []
+    promoted, rejected, proposals = [], [], []
+    date = today()
+
+    def outcome(line: approvals.ApprovalLine, text: str, link_to: str | None = None) -> None:
+        current = texts.setdefault(line.file, vault.read_text(line.file))
+        texts[line.file] = approvals.set_outcome(current, line.line_no, text, link_to)
+
+    for line in vault.approval_lines("ticked"):
+        if not vault.exists(line.card):
+            rejected.append({"card": line.card, "why": "the card is no longer in staging"})
+            outcome(line, "✗ rejected: the card is no longer in staging")
+            continue
+        card = parse_card(line.card, vault.read_text(line.card))
+        fp = fingerprint(card.text)
+        if fp != line.fingerprint:
+            why = f"the card changed since it was proposed (fingerprint {line.fingerprint} → {fp}); review it again"
+            rejected.append({"card": card.path, "why": why})
+            outcome(line, f"✗ rejected: {why}")
+            continue
+        target, protected = promotion_target(card, pages)
+        if protected:
+            proposals.append({"card": card.path, "target": target})
+            outcome(
+                line, f"↺ not promoted: {target} is a {protected} page; the card stays as a proposal for it"
+            )
+            if not dry:
+                raw, body = frontmatter.split(card.text)
+                fields = {**frontmatter.parse_mapping(raw), "status": "needs-review", "proposal_for": target}
+                vault.write_text(card.path, frontmatter.render(fields, body.lstrip("\n")))
+                touched.append(card.path)
+            continue
+        failed = check_card(card, facts, target, tokenizer().tokenize).failures
+        if failed:
+            why = "; ".join(failed)
+            rejected.append({"card": card.path, "why": why})
+            outcome(line, f"✗ rejected at promotion: {why}")
+            continue
+        promoted.append({"card": card.path, "target": target, "title": card.title})
+        outcome(line, f"✓ promoted → [[{target.removesuffix('.md')}]] ({date})", link_to=target)
+        if dry:
+            continue
+        vault.write_text(target, promoted_text(card, date))
+        vault.delete(card.path)
+        touched += [target, card.path]
+        vault.append_ledger(
+            ledger_file(PROMOTIONS_DIR, date),
+            [
+                {
+                    "ts": now(),
+                    "date": date,
+                    "card": card.path,
+                    "target": target,
+                    "title": card.title,
+                    "fingerprint": fp,
+                    "sector": sector_for_path(target),
+                    "sources": card.sources,
+                    "approval": line.file,
+                    "auto_approved": line.auto,
+                    "run_id": context.run_id,
+                }
+            ],
+        )
+        log = vault.read_text(LOG) if vault.exists(LOG) else "# Log\n"
+        vault.write_text(LOG, log.rstrip("\n") + f"\n\n## [{date}] promote | {card.title}\n")
+        touched += [ledger_file(PROMOTIONS_DIR, date), LOG]
+    if not dry:
+        for rel, text in texts.items():
+            vault.write_text(rel, text)
+            touched.append(rel)
+    if touched:
+        vault.commit_at_run_end(f"promote: {len(promoted)} page(s)", sorted(set(touched)))
+    return MaterializeResult(
+        metadata={
+            "dry_run": dry,
+            "promoted": len(promoted),
+            "rejected": len(rejected),
+            "proposals": len(proposals),
+            "promoted_pages": MetadataValue.json(promoted),
+            "rejections": MetadataValue.json(rejected),
+            "proposal_cards": MetadataValue.json(proposals),
+        }
+    )
+
+
+@asset_check(
+    asset=canonical_wiki,
+    blocking=False,
+    description="Canonical pages agree with their folder: a `sector:` that disagrees with 20-wiki/<sector>/ is "
+    "reported (the path is the truth; the page is not moved back).",
+)
+def canonical_sectors_match(vault: Vault) -> AssetCheckResult:
+    mismatches = [
+        {"path": path, "folder": sector_for_path(path) or "", "frontmatter": fm.sector or ""}
+        for path, fm, _ in vault.canonical_pages()
+        if fm.status in CANONICAL_STATUSES
+        and fm.sector
+        and sector_for_path(path)
+        and fm.sector != sector_for_path(path)
+    ]
+    return AssetCheckResult(
+        passed=not mismatches,
+        severity=AssetCheckSeverity.WARN,
+        metadata={"mismatches": MetadataValue.json(mismatches), "count": len(mismatches)},
+    )
+
+
+def _owned(vault: Vault, rel: str, seed_marker: str) -> bool:
+    """index_pages may write a page it generated before, a missing one, or the untouched `hippo init` seed."""
+    if not vault.exists(rel):
+        return True
+    text = vault.read_text(rel)
+    fields = frontmatter.parse_mapping(frontmatter.split(text)[0])
+    body = frontmatter.split(text)[1].strip()
+    return fields.get("generated_by") == GENERATED_BY or body in (seed_marker, "")
+
+
+@asset(
+    group_name=GROUP,
+    kinds={"markdown"},
+    deps=[canonical_wiki],
+    description="HOME.md (canonical pages per sector, queue sizes, recent promotions, what to review first), "
+    "index.md (catalogue of canonical pages) and one hub page per sector (20-wiki/<sector>/_hub.md). "
+    "Files are rewritten only when their content changes: the same vault gives byte-identical pages.",
+)
+def index_pages(context: AssetExecutionContext, vault: Vault) -> MaterializeResult:
+    pages = [
+        PageInfo(
+            path=p,
+            title=fm.title or p,
+            sector=sector_for_path(p) or "general",
+            type=fm.type,
+            updated=fm.updated,
+        )
+        for p, fm, _ in vault.canonical_pages()
+        if fm.status in CANONICAL_STATUSES
+    ]
+    open_lines = vault.approval_lines("open")
+    verdicts = latest_verdicts(vault.read_ledger(GATES_DIR))
+    cards, _ = vault.staged_cards()
+    queues = Queues(
+        inbox=len(vault.inbox_files()),
+        staging=len(cards),
+        pending_approvals=len(open_lines),
+        gate_failures=sum(1 for c in cards if c.path in verdicts and not verdicts[c.path]["passed"]),
+    )
+    recent = list(reversed(vault.read_ledger(PROMOTIONS_DIR)))[:10]
+    review = [ReviewItem(card=ln.card, title=ln.title, file=ln.file) for ln in open_lines[:10]]
+    wanted = {
+        "HOME.md": (render_home(pages, queues, recent, review), "# Home\n\nStart here."),
+        "index.md": (render_index(pages), "# Index"),
+    }
+    for sector in sorted({p.sector for p in pages}):
+        wanted[hub_path(sector)] = (render_hub(sector, [p for p in pages if p.sector == sector]), "")
+    written, refused = [], []
+    for rel, (text, seed) in wanted.items():
+        if vault.exists(rel) and vault.read_text(rel) == text:
+            continue
+        if not _owned(vault, rel, seed):
+            refused.append(rel)
+            context.log.warning(f"{rel} was edited by a person: left as it is")
+            continue
+        vault.write_text(rel, text)
+        written.append(rel)
+    if written:
+        vault.commit_at_run_end(f"index pages: {len(written)} updated", written)
+    return MaterializeResult(
+        metadata={
+            "canonical_pages": len(pages),
+            "written": MetadataValue.json(written),
+            "left_alone": MetadataValue.json(refused),
+            "queues": MetadataValue.json(queues.model_dump()),
+        }
+    )

@@ -1,0 +1,3 @@
+"""Domain `quality`: the gap radar and the golden-set evaluation."""
+
+GROUP = "quality"

@@ -1,0 +1,142 @@
+"""Agent conversations as plain records, and what every format's parser shares.
+
+Every parser returns `Parsed` (conversations, messages, and the problems it skipped with a reason),
+so a bad line or an unknown event never loses the rest of the file.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Source = Literal["claude_code", "codex", "codex_history", "chatgpt", "claude_ai"]
+Role = Literal["user", "assistant", "system", "tool"]
+
+
+class Message(BaseModel):
+    message_id: str = Field(description="Stable across re-reads: the tool's own id, else file + line.")
+    conversation_id: str
+    position: int = Field(description="Order in the conversation (0-based), by the tool's own order.")
+    role: Role
+    text: str
+    timestamp: str | None = Field(default=None, description="ISO 8601, UTC.")
+    is_tool: bool = Field(default=False, description="A tool call or a tool's output, kept as text.")
+    model: str | None = None
+
+
+class Conversation(BaseModel):
+    conversation_id: str
+    source: Source
+    title: str | None = None
+    project: str | None = None
+    started: str | None = None
+    ended: str | None = None
+    model: str | None = None
+    origin: str = Field(default="", description="The file it was read from.")
+
+
+class Problem(BaseModel):
+    where: str
+    reason: str
+
+
+class Parsed(BaseModel):
+    conversations: list[Conversation] = Field(default_factory=list)
+    messages: list[Message] = Field(default_factory=list)
+    problems: list[Problem] = Field(default_factory=list)
+
+    def extend(self, other: Parsed) -> None:
+        self.conversations.extend(other.conversations)
+        self.messages.extend(other.messages)
+        self.problems.extend(other.problems)
+
+
+def iso(value: Any) -> str | None:
+    """Epoch seconds or an ISO string → ISO 8601 UTC with seconds; None when absent or unreadable."""
+    if value is None or value == "":
+        return None
+    try:
+        if isinstance(value, int | float):
+            stamp = dt.datetime.fromtimestamp(float(value), tz=dt.UTC)
+        else:
+            stamp = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            if stamp.tzinfo is None:
+                stamp = stamp.replace(tzinfo=dt.UTC)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return stamp.astimezone(dt.UTC).isoformat(timespec="seconds")
+
+
+def json_text(value: Any, limit: int = 4000) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[:limit] + " …"
+
+
+def blocks_text(content: Any) -> tuple[str, bool]:
+    """Text of a content-block list (Anthropic style). Returns (text, has_only_tool_blocks)."""
+    if isinstance(content, str):
+        return content, False
+    if not isinstance(content, list):
+        return "", False
+    parts: list[str] = []
+    tool = plain = 0
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+            plain += 1
+            continue
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+            plain += 1
+        elif kind == "tool_use":
+            parts.append(f"[tool call {block.get('name', '?')}] {json_text(block.get('input', {}))}")
+            tool += 1
+        elif kind == "tool_result":
+            inner, _ = blocks_text(block.get("content"))
+            parts.append(f"[tool output] {inner}")
+            tool += 1
+    return "\n".join(p for p in parts if p.strip()), tool > 0 and plain == 0
+
+
+def _stamps(messages: list[Message]) -> tuple[str | None, str | None]:
+    stamps = sorted(m.timestamp for m in messages if m.timestamp)
+    return (stamps[0], stamps[-1]) if stamps else (None, None)
+
+
+def finish(conv: Conversation, messages: list[Message]) -> Conversation:
+    """Fill started/ended/model from the messages when the file did not say."""
+    started, ended = _stamps(messages)
+    models = [m.model for m in messages if m.model]
+    return conv.model_copy(
+        update={
+            "started": conv.started or started,
+            "ended": ended or conv.ended,
+            "model": conv.model or (models[-1] if models else None),
+        }
+    )
+
+
+# --- JSONL line reading --------------------------------------------------------------------------------
+def json_lines(
+    lines: Iterable[tuple[int, str]], where: str, problems: list[Problem]
+) -> Iterable[tuple[int, dict]]:
+    """Parse (line number, text) pairs; a non-JSON or non-object line is skipped with a reason."""
+    for number, line in lines:
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(where=f"{where}:{number}", reason=f"not JSON ({exc.msg})"))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(Problem(where=f"{where}:{number}", reason="not a JSON object"))
+            continue
+        yield number, obj

@@ -1,0 +1,53 @@
+"""What an extraction returns, the limits it works within, and the one error it raises."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Format = Literal["pdf", "docx", "xlsx", "pptx", "hwpx", "html"]
+Unit = Literal["page", "slide", "sheet"]
+ErrorKind = Literal[
+    "unsupported",  # a file name this package does not read
+    "too_large",  # over `max_bytes`, or more pages, slides or cells than the limits allow
+    "zip_bomb",  # an archive whose members or uncompressed size are over the limits
+    "encrypted",  # needs a password
+    "no_text_layer",  # a scanned PDF: pictures of text, nothing to read without OCR
+    "corrupt",  # truncated or not the format its name says
+    "empty",  # read fine, but holds no text: never indexed as an empty source
+]
+
+MiB = 1024 * 1024
+
+
+class ExtractLimits(BaseModel, frozen=True):
+    """Bounds checked before and while parsing, so a hostile file costs little."""
+
+    max_bytes: int = Field(default=50 * MiB, ge=1)
+    max_zip_members: int = Field(default=5_000, ge=1)
+    max_unzipped_bytes: int = Field(default=500 * MiB, ge=1)
+    max_pages: int = Field(default=2_000, ge=1)  # PDF pages and PPTX slides
+    max_cells: int = Field(default=500_000, ge=1)  # XLSX cells read, over all sheets
+    max_chars: int = Field(default=20_000_000, ge=1)  # Markdown characters produced
+
+
+class Extraction(BaseModel):
+    """A document read into Markdown. `anchors` are the heading texts a citation can point at."""
+
+    format: Format
+    markdown: str
+    title: str | None = None  # from the document's own metadata, when it has one
+    unit: Unit | None = None  # what the anchors count; None for flowing text (DOCX, HWPX, HTML)
+    unit_count: int = 0
+    anchors: list[str] = Field(default_factory=list)
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ExtractionError(ValueError):
+    """A document that cannot become a source; `reason` is a sentence for a person (run metadata)."""
+
+    def __init__(self, kind: ErrorKind, reason: str) -> None:
+        super().__init__(reason)
+        self.kind: ErrorKind = kind
+        self.reason = reason
