@@ -319,10 +319,6 @@ def _prose_password(m: re.Match[str]) -> bool:
     return not _BARE_WORD.fullmatch(v) and _literal(v, quoted=True, env_style=False, password=True)
 
 
-def _not_example(m: re.Match[str]) -> bool:
-    return not m.group(0).endswith("EXAMPLE")  # AWS's documentation key, AKIAIOSFODNN7EXAMPLE
-
-
 def _random(m: re.Match[str]) -> bool:
     return _mixed(m.group(0))
 
@@ -438,7 +434,6 @@ SECRET_RULES: tuple[SecretRule, ...] = (
     _rule(
         "aws_access_key",
         r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])",
-        _not_example,
         keywords=("akia", "asia", "abia", "acca", "agpa", "aida", "aroa", "anpa", "anva", "aipa", "a3t"),
     ),
     _rule("anthropic_key", _B + r"sk-ant-[A-Za-z0-9_-]{20,}+", keywords=("sk-ant-",)),

@@ -1,7 +1,8 @@
 """The other regexes that read a person's text, fixed where the audit found super-linear backtracking.
 
 Before: a heading line "# a" + tabs + "x" took 36 s at 2 KB (`chunking._HEADING`, cubic); "[[" repeated
-took 0.5 s at 2 KB in `cards._WIKILINK` and `chunking.link_text` / `clean_heading` (quadratic).
+took 0.5 s at 2 KB in `cards._WIKILINK` and `chunking.link_text` / `clean_heading` (quadratic); 125 KB
+of handoff opening markers took 7.9 s in `work_memory._BLOCK` (quadratic).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import pytest
 
 from hippo_core.cards import parse_card
 from hippo_core.chunking import chunk_document, clean_heading, link_text, split_sections
+from hippo_core.work_memory import current_handoff, replace_handoff
 
 SIZE = 100_000
 
@@ -54,3 +56,14 @@ def test_headings_read_as_before(line: str, heading: str) -> None:
 def test_links_read_as_before() -> None:
     assert link_text("see [[a#h|label]], [[b]] and [[note|see [1]]]") == "see label, b and see [1]"
     assert link_text("[[a[b]]") == "a[b"
+
+
+def test_a_handoff_file_of_opening_markers_is_linear() -> None:
+    text = "<!-- hippo:handoff fp:000000000000 -->\n" * (SIZE // 39)
+    under_a_second(lambda: current_handoff(text))
+    under_a_second(lambda: replace_handoff(text, "new block"))
+
+
+def test_a_handoff_block_reads_as_before() -> None:
+    text = "mine\n<!-- hippo:handoff fp:0123456789ab -->\n## Handoff\nnext: tests\n<!-- /hippo:handoff -->\n"
+    assert current_handoff(text) == "next: tests"

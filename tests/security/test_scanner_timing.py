@@ -30,10 +30,17 @@ ATTACK_SHAPES = [
 ]  # fmt: skip
 
 
-def seconds(fn: Callable[[str], object], text: str) -> float:
-    start = time.perf_counter()
-    fn(text)
-    return time.perf_counter() - start
+def seconds(fn: Callable[[str], object], text: str, tries: int = 3) -> float:
+    """The best of up to `tries` runs, stopping at the first under a second: a busy machine can stall
+    one run, but an algorithm that is too slow is slow every time."""
+    best = float("inf")
+    for _ in range(tries):
+        start = time.perf_counter()
+        fn(text)
+        best = min(best, time.perf_counter() - start)
+        if best < 1.0:
+            break
+    return best
 
 
 def repeat(unit: str, size: int) -> str:
@@ -100,7 +107,7 @@ PIECES = sorted(
 def grows_linearly(fn: Callable[[str], object], unit: str, n: int = 8_000, floor: float = 0.25) -> bool:
     """time(4n) ≤ 10 × time(n), or under `floor` seconds; a second measurement before failing."""
     for _ in range(2):
-        small, large = seconds(fn, repeat(unit, n)), seconds(fn, repeat(unit, 4 * n))
+        small, large = seconds(fn, repeat(unit, n), tries=1), seconds(fn, repeat(unit, 4 * n), tries=1)
         if large <= max(floor, 10 * small):
             return True
     return False

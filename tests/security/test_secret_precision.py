@@ -85,7 +85,6 @@ def test_every_kind_has_generated_examples() -> None:
         "550e8400-e29b-41d4-a716-446655440000",
         "The password is stored as an argon2id hash.",
         "비밀번호는 bcrypt로 해시해서 저장한다.",
-        "AKIAIOSFODNN7EXAMPLE",
         "postgresql://app@db.internal:5432/prod",
     ],
 )
