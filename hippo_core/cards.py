@@ -22,7 +22,10 @@ CardType = Literal["concept", "entity", "comparison", "query", "source-summary"]
 CITATIONS = "Citations"
 PROMOTION_META = "Promotion meta"
 _SECTOR = re.compile(r"^[\w\-]+$", flags=re.UNICODE)
-_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(#[^\]|]*)?(?:\|[^\]]*)?\]\]")
+# A link part may hold a single "[" but never "[[": a scan from one "[[" stops at the next (linear time).
+_WIKILINK = re.compile(
+    r"!?\[\[((?:[^\[\]|#]|\[(?!\[))*+)(#(?:[^\[\]|]|\[(?!\[))*+)?(?:\|(?:[^\[\]]|\[(?!\[))*+)?\]\]"
+)
 _CITE_LINE = re.compile(r"^- (?:`([^`]+)`|<([^>]+)>)(?: — (?:\"(.*)\"|claim: (.*)))?\s*$")
 _META_LINE = re.compile(r"^- ([\w ]+): (.*)$")
 

@@ -9,7 +9,9 @@ import re
 
 from pydantic import BaseModel, Field
 
-_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t]*#*[ \t]*$")
+# The heading text runs to the end of the line; clean_heading drops closing #s and spaces (a lazy
+# text followed by an optional "[ \t]*#*[ \t]*" tail backtracked cubically on long lines).
+_HEADING = re.compile(r"^(#{1,6})[ \t]+(.+)$")
 _FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？…])[\"'”’)\]]*\s+")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
@@ -93,8 +95,8 @@ def split_sections(body: str) -> list[Section]:
 
 def clean_heading(raw: str) -> str:
     """Heading text as Obsidian links to it: markup and link brackets removed."""
-    text = re.sub(r"\[\[([^\]|]+)\|([^\]]+)\]\]", r"\2", raw)
-    text = re.sub(r"\[\[([^\]]+)\]\]", r"\1", text)
+    text = re.sub(r"\[\[((?:[^\[\]|]|\[(?!\[))++)\|((?:[^\[\]]|\[(?!\[))++)\]\]", r"\2", raw)
+    text = re.sub(r"\[\[((?:[^\[\]]|\[(?!\[))++)\]\]", r"\1", text)
     text = re.sub(r"[*_`]", "", text)
     return text.replace("#", "").replace("^", "").strip()
 
@@ -216,7 +218,10 @@ def chunk_document(path: str, body: str, params: ChunkParams | None = None) -> l
     return drafts
 
 
-_WIKILINK = re.compile(r"!?\[\[([^\]|#]*)(?:#[^\]|]*)?(?:\|([^\]]*))?\]\]")
+# As in hippo_core/cards.py: a part may hold "[" but not "[[", so the scan is linear.
+_WIKILINK = re.compile(
+    r"!?\[\[((?:[^\[\]|#]|\[(?!\[))*+)(?:#(?:[^\[\]|]|\[(?!\[))*+)?(?:\|((?:[^\[\]]|\[(?!\[))*+))?\]\]"
+)
 
 
 def link_text(text: str) -> str:

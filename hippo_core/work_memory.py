@@ -483,7 +483,11 @@ def open_items(text: str) -> list[WorklogItem]:
 
 
 # --- handoff Markdown (50-ops/<project>/handoff.md) --------------------------------------------------
-_BLOCK = re.compile(r"<!-- hippo:handoff fp:([0-9a-f]{12}) -->\n(.*?)\n<!-- /hippo:handoff -->", re.DOTALL)
+# The body stops at the next handoff marker, so a search is linear (a lazy `.*?` to the closing marker
+# rescanned the rest of the file from every opening marker: 7.9 s on 125 KB of opening markers).
+_BLOCK = re.compile(
+    r"<!-- hippo:handoff fp:([0-9a-f]{12}) -->\n((?:(?!\n?<!-- /?hippo:handoff)[\s\S])*+)\n<!-- /hippo:handoff -->"
+)
 
 
 def _block_fp(body: str) -> str:

@@ -16,8 +16,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hippo_core.scanners import find_injections
-from hippo_core.scrub import find_secrets
+from hippo_core.scanners import find_injections, find_secrets
 from hippo_core.sources import slugify
 from hippo_core.text_input import BadTextError, validate_query
 from hippo_core.vault_layout import INBOX
@@ -124,7 +123,7 @@ class ConversationMemory:
         if self.vault is None or not self.vault.path.is_dir():
             raise CaptureRejected("no vault configured")
         text = f"{request.title}\n{request.summary}\n{request.project or ''}"
-        secrets = find_secrets(text)
+        secrets = sorted({f.kind for f in find_secrets(text)})
         if secrets:
             raise CaptureRejected(
                 f"refused: the capture contains credential(s) of kind {secrets}; remove them"

@@ -1,10 +1,15 @@
-"""Credential scrubbing: every kind is replaced by a typed placeholder and counted."""
+"""Credential scrubbing: each planted kind is replaced by a typed placeholder and counted.
+
+Every kind the scanner knows is generated and checked in tests/security/test_secret_precision.py;
+PLANTED is the smaller set the conversation-ingest tests plant in a session log.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from hippo_core.scrub import KINDS, find_secrets, scrub
+from hippo_core.scanners import find_secrets
+from hippo_core.scrub import KINDS, scrub
 
 # Built at run time, so no credential-shaped string is committed to the repository.
 A = "A" * 8
@@ -23,7 +28,7 @@ PLANTED: dict[str, str] = {
     "private_key": "-----BEGIN RSA PRIVATE KEY-----\nMIIEow" + A + "\n-----END RSA PRIVATE KEY-----",
     "url_password": "postgresql://app:" + "hunter2pass" + "@db.internal:5432/prod",
     "connection_password": "Server=db;User Id=sa;Password=" + "S3cretPw" + ";",
-    "env_secret": "export STRIPE_SECRET=" + "rk_live_" + "51Habc" * 3,
+    "env_secret": "export DEPLOY_SECRET=" + "q8Lm2Zx9" * 3,
 }
 SECRET_VALUES = {
     "aws_secret_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
@@ -31,12 +36,12 @@ SECRET_VALUES = {
     "private_key": "MIIEow" + A,
     "url_password": "hunter2pass",
     "connection_password": "S3cretPw",
-    "env_secret": "rk_live_51Habc",
+    "env_secret": "q8Lm2Zx9q8Lm2Zx9",
 }
 
 
-def test_every_kind_has_a_planted_example() -> None:
-    assert set(PLANTED) == set(KINDS)
+def test_planted_kinds_are_known() -> None:
+    assert set(PLANTED) <= set(KINDS)
 
 
 @pytest.mark.parametrize("kind", sorted(PLANTED))
@@ -60,7 +65,7 @@ def test_counts_add_up_and_scrubbing_is_idempotent() -> None:
     assert sum(first.counts.values()) == len(PLANTED)
     assert scrub(first.text).counts == {}
     assert find_secrets(first.text) == []
-    assert sorted(find_secrets(text)) == sorted(set(find_secrets(text)))
+    assert sorted(f.kind for f in find_secrets(text)) == sorted(PLANTED)
 
 
 def test_ordinary_text_is_untouched() -> None:
