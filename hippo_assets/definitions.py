@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dagster import Definitions, in_process_executor
 
+from hippo_assets.backups import definitions as backups_defs
 from hippo_assets.compile import definitions as compile_defs
 from hippo_assets.index import definitions as index_defs
 from hippo_assets.ingest import definitions as ingest_defs
@@ -14,7 +15,7 @@ from hippo_assets.quality import definitions as quality_defs
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 
-DOMAINS = (ingest_defs, index_defs, memory_defs, compile_defs, publish_defs, quality_defs)
+DOMAINS = (ingest_defs, index_defs, memory_defs, compile_defs, publish_defs, quality_defs, backups_defs)
 
 # The graph `refresh_job` runs (ingest and index, with their checks), for `materialize` in tests and benches.
 ASSETS = [*ingest_defs.ASSETS, *index_defs.ASSETS]

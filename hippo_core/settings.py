@@ -112,7 +112,24 @@ class HippoSettings(BaseSettings):
     )
     pg_dsn: SecretStr | None = Field(
         default=None,
-        description="postgresql://user:password@host/db: load conversations into PostgreSQL (secret).",
+        description="postgresql://user:password@host/db: conversations, work memory and the ghost store in "
+        "PostgreSQL (secret).",
+    )
+
+    # --- backups of the non-rebuildable stores ------------------------------------------------------
+    backup_dir: Path | None = Field(
+        default=None,
+        description="Where `backups` writes snapshots and JSONL exports (default: HIPPO_HOME/backups; "
+        "another disk is better).",
+    )
+    backup_keep_daily: int = Field(default=7, ge=1, description="Daily snapshots kept (newest per day).")
+    backup_keep_weekly: int = Field(
+        default=4, ge=0, description="Weekly snapshots kept (newest per ISO week)."
+    )
+    backup_export_months: int = Field(
+        default=24,
+        ge=0,
+        description="Months the JSONL exports of feedback, gaps and audit logs are kept (0 = forever).",
     )
 
     # --- schedules (cron, in HIPPO_TIMEZONE) -------------------------------------------------------
@@ -126,6 +143,9 @@ class HippoSettings(BaseSettings):
     )
     cron_approvals: str = Field(
         default="0 9,21 * * *", description="approval_rounds: promote ticked approvals."
+    )
+    cron_backup: str = Field(
+        default="0 4 * * *", description="nightly_backup: snapshot the non-rebuildable stores."
     )
 
     # The variables `from_env` read from the process environment (secrets among them become EnvVar).
@@ -185,6 +205,18 @@ class HippoSettings(BaseSettings):
     @property
     def ledger_path(self) -> Path:
         return self.home / "ledger.sqlite"
+
+    @property
+    def work_store_path(self) -> Path:
+        return self.home / "work.sqlite"
+
+    @property
+    def ghost_store_path(self) -> Path:
+        return self.home / "ghost.sqlite"
+
+    @property
+    def backups_dir(self) -> Path:
+        return self.backup_dir or self.home / "backups"
 
     @property
     def conversations_dir(self) -> Path:
