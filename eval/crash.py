@@ -24,6 +24,7 @@ Prints one line per trial and the totals (killed, converged), and writes them as
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -149,10 +150,8 @@ class Hippo:
 
 def _kill_group(proc: subprocess.Popen[str]) -> None:
     """SIGKILL whatever the run left in its process group (Dagster's log-tailing children)."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def step_windows(lines: list[tuple[float, str]]) -> dict[str, float]:
@@ -255,6 +254,7 @@ def check(
             f"git: uncommitted paths besides the person's edits: {sorted(dirty - set(edited))[:5]}"
         )
 
+    os.environ["DAGSTER_HOME"] = str(dagster_home)  # the instance's dagster.yaml reads it
     instance = DagsterInstance.from_config(str(dagster_home))
     try:
         stuck = instance.get_run_records(
