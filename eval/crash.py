@@ -268,7 +268,15 @@ def check(
     return figures, failures
 
 
-def run_trials(work: Path, trials: int, seed: int, notes: int, out=sys.stdout) -> list[Trial]:  # noqa: ANN001
+def run_trials(
+    work: Path,
+    trials: int,
+    seed: int,
+    notes: int,
+    out=sys.stdout,  # noqa: ANN001
+    targets: tuple[str, ...] = STEPS,
+) -> list[Trial]:
+    """`trials` kills, the n-th aimed at `targets[n % len(targets)]` after a seeded part of its duration."""
     rng = random.Random(seed)
     vault = make_vault(work)
     home, dagster_home = work / "home", work / "dagster"
@@ -295,7 +303,7 @@ def run_trials(work: Path, trials: int, seed: int, notes: int, out=sys.stdout) -
 
     results = []
     for n in range(1, trials + 1):
-        target = STEPS[(n - 1) % len(STEPS)]
+        target = targets[(n - 1) % len(targets)]
         trial = Trial(n=n, target=target, delay=round(rng.uniform(0.0, 0.9) * windows.get(target, 0.5), 3))
         inbox, edited = add_trial_changes(vault, n, notes)
         before = vault_files(vault)
