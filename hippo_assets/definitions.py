@@ -3,7 +3,7 @@ resources (built once from the settings) and the executor."""
 
 from __future__ import annotations
 
-from dagster import Definitions, in_process_executor
+from dagster import Definitions, in_process_executor, multiprocess_executor
 
 from hippo_assets.backups import definitions as backups_defs
 from hippo_assets.compile import definitions as compile_defs
@@ -23,14 +23,14 @@ ASSET_CHECKS = [*ingest_defs.CHECKS, *index_defs.CHECKS]
 
 
 def build_definitions(settings: HippoSettings) -> Definitions:
-    """Definitions for one settings object; tests build their own with temporary folders. The in-process
-    executor: SQLite instance storage locks under the multiprocess one, and a run's vault writes make
-    one git commit when its resources are torn down."""
+    """Definitions for one settings object; tests build their own with temporary folders. The executor is
+    a setting: in-process by default (SQLite instance storage locks under the multiprocess one, and a
+    run's vault writes make one git commit when its resources are torn down), multiprocess on Postgres
+    (`HIPPO_EXECUTOR=multiprocess`: a process per step, each step's vault writes its own commit)."""
+    executor = multiprocess_executor if settings.executor == "multiprocess" else in_process_executor
     return Definitions.merge(
         *(domain.definitions(settings) for domain in DOMAINS),
-        Definitions(
-            resources=dict(build_resources(settings, env_secrets=True)), executor=in_process_executor
-        ),
+        Definitions(resources=dict(build_resources(settings, env_secrets=True)), executor=executor),
     )
 
 

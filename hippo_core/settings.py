@@ -116,6 +116,14 @@ class HippoSettings(BaseSettings):
         "PostgreSQL (secret).",
     )
 
+    # --- Dagster -----------------------------------------------------------------------------------
+    executor: Literal["in_process", "multiprocess"] = Field(
+        default="in_process",
+        description="How launched runs execute their steps: `in_process` (SQLite instances lock under "
+        "several processes) or `multiprocess` (a process per step; with Postgres instance storage). "
+        "`hippo run` always runs in-process.",
+    )
+
     # --- backups of the non-rebuildable stores ------------------------------------------------------
     backup_dir: Path | None = Field(
         default=None,
