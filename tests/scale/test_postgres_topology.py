@@ -13,20 +13,17 @@ import socket
 import subprocess
 import sys
 import time
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
-import psycopg2
 import pytest
 import yaml
 from dagster import DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
 
 from tests.conftest import make_vault
+from tests.scale.conftest import PG
 
 ROOT = Path(__file__).parents[2]
-PG = {"host": "127.0.0.1", "port": 5432, "user": "postgres"}
 BIN = Path(sys.executable).parent
 
 
@@ -34,24 +31,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-@pytest.fixture
-def pg_database() -> Iterator[str]:
-    try:
-        admin = psycopg2.connect(dbname="postgres", connect_timeout=3, **PG)
-    except psycopg2.Error as exc:
-        pytest.skip(f"no local PostgreSQL at 127.0.0.1:5432: {exc}")
-    admin.autocommit = True
-    name = f"hippo_topo_{uuid.uuid4().hex[:8]}"
-    with admin.cursor() as cur:
-        cur.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield name
-    finally:
-        with admin.cursor() as cur:
-            cur.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.close()
 
 
 class Processes:
