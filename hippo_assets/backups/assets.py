@@ -26,7 +26,7 @@ from dagster import (
 from pydantic import Field
 
 from hippo_assets.backups import GROUP
-from hippo_assets.backups.snapshots import backups_in, prune, read_manifest, take_backup
+from hippo_assets.backups.snapshots import backups_in, prune, take_backup, verify
 from hippo_resources import GhostStore, Ledger, Vault, VaultError, WorkStore
 from hippo_resources.stores import BackupError
 
@@ -86,12 +86,10 @@ def backups(
     blocking=True,
     description="Every store snapshot of the latest backup passed its integrity check and matches its manifest.",
 )
-def snapshots_are_restorable(context, config: BackupConfig) -> AssetCheckResult:  # noqa: ANN001
+def snapshots_are_restorable(config: BackupConfig) -> AssetCheckResult:
     folders = backups_in(Path(config.root))
     if not folders:
         return AssetCheckResult(passed=False, metadata={"reason": "no backup folder found"})
-    from hippo_assets.backups.snapshots import verify
-
     try:
         manifest = verify(folders[-1])
     except BackupError as exc:
@@ -103,6 +101,6 @@ def snapshots_are_restorable(context, config: BackupConfig) -> AssetCheckResult:
         metadata={
             "snapshot": folders[-1].name,
             "failed_stores": MetadataValue.json(bad),
-            "manifest": MetadataValue.json(json.loads(read_manifest(folders[-1]).model_dump_json())),
+            "manifest": MetadataValue.json(json.loads(manifest.model_dump_json())),
         },
     )
