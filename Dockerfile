@@ -24,3 +24,9 @@ ENV DAGSTER_HOME=/opt/dagster/home \
 COPY deploy/dagster-postgres.yaml /opt/dagster/home/dagster.yaml
 COPY deploy/workspace-docker.yaml /opt/dagster/workspace.yaml
 RUN git config --system --add safe.directory /vault
+
+# Every service runs as an unprivileged user; the vault bind mount must be writable by uid 10001.
+RUN useradd --create-home --uid 10001 --user-group hippo \
+ && mkdir -p /data/hippo /vault \
+ && chown -R hippo:hippo /opt/dagster /data/hippo /vault
+USER hippo

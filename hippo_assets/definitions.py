@@ -3,8 +3,9 @@ resources (built once from the settings) and the executor."""
 
 from __future__ import annotations
 
-from dagster import Definitions, in_process_executor
+from dagster import Definitions, in_process_executor, multiprocess_executor
 
+from hippo_assets.backups import definitions as backups_defs
 from hippo_assets.compile import definitions as compile_defs
 from hippo_assets.index import definitions as index_defs
 from hippo_assets.ingest import definitions as ingest_defs
@@ -14,7 +15,7 @@ from hippo_assets.quality import definitions as quality_defs
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 
-DOMAINS = (ingest_defs, index_defs, memory_defs, compile_defs, publish_defs, quality_defs)
+DOMAINS = (ingest_defs, index_defs, memory_defs, compile_defs, publish_defs, quality_defs, backups_defs)
 
 # The graph `refresh_job` runs (ingest and index, with their checks), for `materialize` in tests and benches.
 ASSETS = [*ingest_defs.ASSETS, *index_defs.ASSETS]
@@ -22,14 +23,14 @@ ASSET_CHECKS = [*ingest_defs.CHECKS, *index_defs.CHECKS]
 
 
 def build_definitions(settings: HippoSettings) -> Definitions:
-    """Definitions for one settings object; tests build their own with temporary folders. The in-process
-    executor: SQLite instance storage locks under the multiprocess one, and a run's vault writes make
-    one git commit when its resources are torn down."""
+    """Definitions for one settings object; tests build their own with temporary folders. The executor is
+    a setting: in-process by default (SQLite instance storage locks under the multiprocess one, and a
+    run's vault writes make one git commit when its resources are torn down), multiprocess on Postgres
+    (`HIPPO_EXECUTOR=multiprocess`: a process per step, each step's vault writes its own commit)."""
+    executor = multiprocess_executor if settings.executor == "multiprocess" else in_process_executor
     return Definitions.merge(
         *(domain.definitions(settings) for domain in DOMAINS),
-        Definitions(
-            resources=dict(build_resources(settings, env_secrets=True)), executor=in_process_executor
-        ),
+        Definitions(resources=dict(build_resources(settings, env_secrets=True)), executor=executor),
     )
 
 

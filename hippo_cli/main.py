@@ -173,6 +173,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_backup(args: argparse.Namespace) -> int:
+    from hippo_cli.backup import backup
+    from hippo_cli.runner import get_instance
+
+    return backup(_settings(args), get_instance())
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    from hippo_cli.backup import restore
+
+    return restore(_settings(args), Path(args.snapshot), args.into, args.yes)
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from hippo_server.app import engine_from_settings
 
@@ -260,6 +273,21 @@ def build_parser() -> argparse.ArgumentParser:
     common(p)
     p.add_argument("card", metavar="CARD", help="staging card path, file name or title")
     p.set_defaults(func=cmd_approve)
+
+    p = sub.add_parser(
+        "backup", help="snapshot the ledger, work store and ghost store now (backup_job); prints the folder"
+    )
+    common(p)
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser(
+        "restore", help="restore a backup into a new home (--into DIR) or over the live one (--yes)"
+    )
+    common(p)
+    p.add_argument("snapshot", metavar="SNAPSHOT", help="a backup folder (what `hippo backup` printed)")
+    p.add_argument("--into", type=Path, help="the home to restore into (default: the live HIPPO_HOME)")
+    p.add_argument("--yes", action="store_true", help="allow replacing existing stores (the live home)")
+    p.set_defaults(func=cmd_restore)
 
     p = sub.add_parser("status", help="what is indexed")
     common(p)

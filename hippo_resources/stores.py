@@ -124,6 +124,7 @@ def snapshot(store: RegisteredStore, dest_dir: Path) -> Path | None:
             return None
         with closing(sqlite3.connect(src_path, timeout=30)) as src, closing(sqlite3.connect(tmp)) as dst:
             src.backup(dst)
+            dst.execute("PRAGMA journal_mode = DELETE")  # one self-contained file, no -wal/-shm beside it
     else:
         res: SqlStore = store.resource
         assert res.pg_dsn is not None

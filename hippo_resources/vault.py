@@ -3,6 +3,11 @@ readers of what the pipeline keeps there (approval lines, source copies, staged 
 
 A run's writes make one git commit: assets call `commit_at_run_end`, and the commit is made when Dagster
 tears the resource down at the end of the run (the in-process executor builds it once per run).
+
+A run killed before that commit (SIGKILL, power loss) leaves its source copies and moved inbox files
+uncommitted. So when a run starts, the vault adds what such a run left in the pipeline's own paths
+(the top of `10-sources/`, `00-inbox/.processed/`, inbox files moved away) to this run's commit, and a
+stale `.git/index.lock` left by a killed git process is removed before the commit.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +33,20 @@ from hippo_core.text_input import BadTextError, decode_utf8
 from hippo_resources.files import write_text_atomic
 
 GIT_IDENTITY = ("-c", "user.name=Hippocampus", "-c", "user.email=hippocampus@localhost")
+# A git process holds index.lock for well under a second on a vault; an older one was left by a kill.
+STALE_LOCK_SECONDS = 10.0
+RECOVERY_MESSAGE = "recover the writes of an interrupted run"
+
+
+def pipeline_owned(path: str, deleted: bool) -> bool:
+    """Paths only the pipeline writes: source copies at the top of 10-sources/, moved inbox files, and
+    inbox files that ingest moved away (deleted from the top of 00-inbox/)."""
+    parts = path.split("/")
+    if parts[0] == vault_layout.SOURCES:
+        return len(parts) == 2
+    if path.startswith(vault_layout.INBOX_PROCESSED + "/"):
+        return True
+    return deleted and parts[0] == vault_layout.INBOX and len(parts) == 2
 
 
 class VaultError(RuntimeError):
@@ -245,6 +265,52 @@ class Vault(ConfigurableResource):
         self._pending_commit.clear()
         return self.commit(message, paths)
 
+    def left_over_writes(self) -> list[str]:
+        """Pipeline-owned paths that git does not have as they are on disk: what a killed run left."""
+        if not self.is_git_repo():
+            return []
+        out = self.git(
+            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--",
+            vault_layout.SOURCES, vault_layout.INBOX,
+        )  # fmt: skip
+        fields = out.split("\0")
+        paths, i = [], 0
+        while i < len(fields):
+            entry = fields[i]
+            i += 1
+            if len(entry) < 4:
+                continue
+            status, path = entry[:2], entry[3:]
+            if "R" in status or "C" in status:
+                i += 1  # the original path follows a rename or copy
+            if pipeline_owned(path, deleted="D" in status):
+                paths.append(path)
+        return paths
+
+    def setup_for_execution(self, context: InitResourceContext) -> None:
+        try:
+            left = self.left_over_writes()
+        except VaultError:
+            return  # not a vault yet, or git unusable: the assets report that
+        if left:
+            self._pending_commit.append((RECOVERY_MESSAGE, left))
+            if context.log is not None:
+                context.log.info(
+                    f"vault: {len(left)} file(s) an interrupted run left are added to this commit"
+                )
+
+    def clear_stale_lock(self) -> bool:
+        """Remove `.git/index.lock` when it is older than a git process would hold it; True if removed."""
+        lock = self.path / ".git" / "index.lock"
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return False
+        if age < STALE_LOCK_SECONDS:
+            return False
+        lock.unlink(missing_ok=True)
+        return True
+
     def teardown_after_execution(self, context: InitResourceContext) -> None:
         sha = self.commit_pending()
         if sha and context.log is not None:
@@ -257,6 +323,7 @@ class Vault(ConfigurableResource):
         """
         if not self.is_git_repo():
             return None
+        self.clear_stale_lock()
         if paths is None:
             self.git("add", "-A")
         else:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
 import yaml
+
+from hippo_core.settings import env_names
 
 ROOT = Path(__file__).parents[1]
 
@@ -48,3 +51,34 @@ def test_workspace_loads_the_definitions_module() -> None:
         "lexical_index",
     } <= {k.to_user_string() for k in repo.assets_defs_by_key}
     assert defs.get_sensor_def("inbox_sensor") and defs.get_schedule_def("nightly_refresh")
+
+
+def test_compose_runs_the_workspace_code_location_as_the_image_user() -> None:
+    """The compose services, the compose workspace file, pyproject and the settings agree (the topology itself
+    runs without Docker in tests/scale/test_postgres_topology.py), and the image does not run as root."""
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    services = compose["services"]
+    dagster = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["dagster"]
+    (grpc,) = [
+        entry["grpc_server"]
+        for entry in yaml.safe_load((ROOT / "deploy/workspace-docker.yaml").read_text())["load_from"]
+    ]
+    code = services["code"]["command"]
+    assert code[:3] == ["dagster", "code-server", "start"]
+    assert code[code.index("-m") + 1] == dagster["module_name"]
+    assert grpc["host"] == "code" and str(grpc["port"]) == code[code.index("-p") + 1]
+    assert grpc["location_name"] == dagster["code_location_name"]
+    dockerfile = (ROOT / "Dockerfile").read_text()
+    assert "COPY deploy/workspace-docker.yaml /opt/dagster/workspace.yaml" in dockerfile
+    for name in ("webserver", "daemon"):
+        command = services[name]["command"]
+        assert command[command.index("-w") + 1] == "/opt/dagster/workspace.yaml"
+    # every HIPPO_* name compose sets is a setting, spelled as the settings object reads it
+    env = compose["x-hippo-env"]
+    settings_names = set(env_names().values())
+    assert {k for k in env if k.startswith("HIPPO_")} <= settings_names
+    assert env["HIPPO_EXECUTOR"] == "multiprocess"  # Postgres instance storage: a process per step
+    assert services["librarian"]["environment"]["HIPPO_MCP_TOKEN"].startswith("${HIPPO_MCP_TOKEN:?")
+    # not root: the last USER is a named, unprivileged user the image creates
+    users = [line.split()[1] for line in dockerfile.splitlines() if line.startswith("USER ")]
+    assert users and users[-1] not in ("root", "0") and "useradd" in dockerfile and users[-1] in dockerfile

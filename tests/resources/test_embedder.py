@@ -237,7 +237,9 @@ def test_unreachable_endpoint_raises_embedder_error() -> None:
     with socket.socket() as held:  # bound but not listening: connections are refused
         held.bind(("127.0.0.1", 0))
         port = held.getsockname()[1]
-        http = Embedder(backend="http", url=f"http://127.0.0.1:{port}/v1", timeout_seconds=5)
+        http = Embedder(
+            backend="http", url=f"http://127.0.0.1:{port}/v1", timeout_seconds=5, retry_base_seconds=0.01
+        )
         with pytest.raises(EmbedderError, match="unreachable"):
             http.embed_passages(["x"])
         with pytest.raises(EmbedderError, match="unreachable"):
@@ -381,7 +383,7 @@ def test_bad_vectors_from_a_server_are_rejected(stand_in, make, message: str, tm
     ids=["500", "404", "html", "no-data", "no-embedding", "too-few", "ragged"],
 )
 def test_bad_replies_are_rejected(stand_in, reply: tuple[int, bytes], message: str) -> None:  # noqa: ANN001
-    http = Embedder(backend="http", url=stand_in(lambda body: reply).url)
+    http = Embedder(backend="http", url=stand_in(lambda body: reply).url, retry_base_seconds=0.01)
     with pytest.raises(EmbedderError, match=message):
         http.embed_passages(["a", "b"])
 
@@ -391,6 +393,6 @@ def test_a_slow_server_times_out_as_embedder_error(stand_in) -> None:  # noqa: A
         time.sleep(1.0)
         return 200, b"{}"
 
-    http = Embedder(backend="http", url=stand_in(slow).url, timeout_seconds=0.2)
+    http = Embedder(backend="http", url=stand_in(slow).url, timeout_seconds=0.2, retry_attempts=2)
     with pytest.raises(EmbedderError, match="unreachable"):
         http.embed_passages(["a"])
