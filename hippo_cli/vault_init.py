@@ -4,15 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hippo_core import vault_layout
+from hippo_core import frontmatter, vault_layout
 from hippo_resources.vault import Vault
 
+def _seed(title: str, body: str = "") -> str:
+    fields = {"type": "map", "status": "reference", "trust": "human_edit", "title": title}
+    return frontmatter.render(fields, f"# {title}\n" + (f"\n{body}\n" if body else ""))
+
+
 SEED_FILES = {
-    "HOME.md": "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Home\n---\n\n# Home\n\nStart here.\n",
-    "index.md": "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Index\n---\n\n# Index\n",
-    "log.md": "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Log\n---\n\n# Log\n",
-    "05-todo/research-topics.md": "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Research topics\n---\n\n# Research topics\n",
-    "30-reviews/gap-queue.md": "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Gap queue\n---\n\n# Gap queue\n",
+    "HOME.md": _seed("Home", "Start here."),
+    "index.md": _seed("Index"),
+    "log.md": _seed("Log"),
+    "05-todo/research-topics.md": _seed("Research topics"),
+    "30-reviews/gap-queue.md": _seed("Gap queue"),
 }
 
 
