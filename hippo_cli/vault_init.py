@@ -7,6 +7,7 @@ from pathlib import Path
 from hippo_core import frontmatter, vault_layout
 from hippo_resources.vault import Vault
 
+
 def _seed(title: str, body: str = "") -> str:
     fields = {"type": "map", "status": "reference", "trust": "human_edit", "title": title}
     return frontmatter.render(fields, f"# {title}\n" + (f"\n{body}\n" if body else ""))

@@ -192,9 +192,8 @@ def parse_mapping(raw: str | None) -> dict[str, Any]:
 
 def validate(data: dict[str, Any], path: str = "") -> Frontmatter:
     """Check fields against the contract. Blank properties (Obsidian writes `status:`) take the defaults."""
-    present = {k: v for k, v in data.items() if v is not None}
     try:
-        return Frontmatter.model_validate({**defaults_for_path(path), **present})
+        return Frontmatter.model_validate({**defaults_for_path(path), **_present(data)})
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}"
@@ -226,6 +225,70 @@ def dump(fields: dict[str, Any]) -> str:
     return yaml.dump(
         fields, Dumper=_Dumper, allow_unicode=True, sort_keys=False, default_flow_style=False, width=_NO_WRAP
     )
+
+
+# Governed fields whose value a person's note may hold outside the vocabulary (`status: done`,
+# `type: meeting`, `confidence: high`): kept as written, rank neutral, reported once per value.
+_VOCABULARY: dict[str, tuple[str, ...]] = {"type": DOC_TYPES, "status": STATUSES, "trust": TRUSTS}
+
+
+def foreign_values(data: dict[str, Any]) -> dict[str, str]:
+    """Governed fields whose value is outside the contract, as written (field → value)."""
+    out: dict[str, str] = {}
+    for key, allowed in _VOCABULARY.items():
+        value = data.get(key)
+        if value is not None and value not in allowed:
+            out[key] = str(value)
+    conf = data.get("confidence")
+    if conf is not None and (isinstance(conf, bool) or not isinstance(conf, int | float)):
+        out["confidence"] = str(conf)
+    return out
+
+
+class Note(BaseModel):
+    """A person's note read leniently: the contract's fields, and what did not fit it."""
+
+    fm: Frontmatter
+    body: str
+    foreign: dict[str, str] = Field(default_factory=dict)  # field → value as written, outside the contract
+    problem: str | None = None  # why the frontmatter block was not read (the note is indexed anyway)
+
+
+def parse_note(text: str, path: str = "") -> Note:
+    """Read a note for indexing: never refuses a readable note.
+
+    Values outside the vocabulary are set aside (`foreign`) and the contract's defaults used for
+    validation; a field that still breaks the contract is set aside too. Frontmatter that is not YAML
+    at all (or an alias bomb) is ignored with the reason in `problem`, and the body after it indexed.
+    """
+    try:
+        raw, body = split(text)
+    except FrontmatterError as exc:
+        return Note(fm=validate({}, path), body=text, problem=str(exc))
+    try:
+        data = parse_mapping(raw)
+    except FrontmatterError as exc:
+        return Note(fm=validate({}, path), body=body, problem=str(exc))
+    foreign = foreign_values(data)
+    kept = {k: v for k, v in data.items() if k not in foreign}
+    for _ in range(len(kept) + 1):
+        try:
+            fm = Frontmatter.model_validate({**defaults_for_path(path), **_present(kept)})
+            return Note(fm=fm, body=body, foreign=foreign)
+        except ValidationError as exc:
+            bad = {str(e["loc"][0]) for e in exc.errors() if e["loc"]}
+            if "status" in kept and kept.get("status") == "verified" and not bad:
+                bad = {"status"}  # `verified` without `verified_by`: kept as written, not as verified
+            bad &= set(kept)
+            if not bad:
+                break
+            for key in sorted(bad):
+                foreign[key] = str(kept.pop(key))
+    return Note(fm=validate({}, path), body=body, foreign=foreign)
+
+
+def _present(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if v is not None}
 
 
 def render(fields: dict[str, Any], body: str) -> str:

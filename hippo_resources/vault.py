@@ -27,6 +27,7 @@ from pydantic import PrivateAttr
 from hippo_core import approvals, frontmatter, vault_layout
 from hippo_core.approvals import ApprovalLine, LineState
 from hippo_core.cards import Card, parse_card
+from hippo_core.documents import foreign_value_report, parse_document
 from hippo_core.frontmatter import Frontmatter, FrontmatterError
 from hippo_core.sources import SourceFile, read_source_file
 from hippo_core.text_input import BadTextError, decode_utf8
@@ -207,6 +208,18 @@ class Vault(ConfigurableResource):
                 continue
             out.append((rel, fm, body))
         return out
+
+    def unknown_frontmatter_values(self) -> list[dict[str, Any]]:
+        """Frontmatter values outside the contract in the indexed notes, once per (field, value), with how
+        many notes hold it and one of them: the `vault_documents` run metadata, for `hippo doctor`."""
+        docs = []
+        for rel in self.markdown_files():
+            if vault_layout.is_indexed(rel):
+                try:
+                    docs.append(parse_document(rel, self.read_bytes(rel)))
+                except (BadTextError, OSError):
+                    continue
+        return foreign_value_report(docs)
 
     def read_ledger(self, rel: str) -> list[dict[str, Any]]:
         """Records of a JSONL ledger file, or of every `*.jsonl` in a ledger folder (in file-name order);

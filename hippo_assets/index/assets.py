@@ -24,8 +24,9 @@ from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_META
 from hippo_assets.ingest.assets import sources
 from hippo_core.bm25 import BM25Index, BM25Params
 from hippo_core.chunking import ChunkParams
-from hippo_core.documents import Document, check_removal, chunk_rows, parse_document
+from hippo_core.documents import Document, check_removal, chunk_rows, foreign_value_report, parse_document
 from hippo_core.frontmatter import FrontmatterError
+from hippo_core.scrub import scrub_value
 from hippo_core.text_input import BadTextError
 from hippo_core.tokenize import Tokenizer, TokenizerConfig
 from hippo_core.vault_layout import is_indexed
@@ -37,16 +38,20 @@ from hippo_resources.chunk_store import CHUNKS, CONVERSATION_CHUNKS, DOCUMENTS, 
     group_name=GROUP,
     kinds={"markdown", "parquet"},
     deps=[sources],
-    description="Every Markdown file outside 30-reviews, 90-system and the inbox, parsed against the "
-    "frontmatter contract. A malformed file is reported in the metadata and skipped, never fatal.",
+    description="Every Markdown note outside 30-reviews, 90-system and the inbox (and outside what the vault "
+    "skips: .obsidian, .trash, .hippoignore), parsed leniently: values outside the frontmatter contract are "
+    "kept as written and reported once per value; only a file that is not text (invalid UTF-8, NUL) is "
+    "skipped, with the reason.",
 )
 def vault_documents(
     context: AssetExecutionContext, vault: Vault, chunk_store: ChunkStore
 ) -> MaterializeResult:
     vault.check_exists()
     docs = []
+    parsed: list[Document] = []
     errors: list[dict[str, str]] = []
     mismatches: list[dict[str, str]] = []
+    ignored: list[dict[str, str]] = []
     for rel in vault.markdown_files():
         if not is_indexed(rel):
             continue
@@ -58,6 +63,9 @@ def vault_documents(
             continue
         if doc.sector and doc.sector_declared and doc.sector != doc.sector_declared:
             mismatches.append({"path": rel, "folder": doc.sector, "frontmatter": doc.sector_declared})
+        if doc.frontmatter_problem:
+            ignored.append({"path": rel, "reason": doc.frontmatter_problem})
+        parsed.append(doc)
         docs.append(doc.model_dump())
     frame = pl.DataFrame(docs, schema=DOCUMENT_SCHEMA)
     chunk_store.write(DOCUMENTS, frame)
@@ -67,6 +75,8 @@ def vault_documents(
             "documents": frame.height,
             "malformed": len(errors),
             "malformed_files": MetadataValue.json(errors),
+            "unknown_frontmatter_values": MetadataValue.json(foreign_value_report(parsed)),
+            "frontmatter_ignored": MetadataValue.json(scrub_value(ignored)),
             "sector_mismatches": MetadataValue.json(mismatches),
             "by_status": MetadataValue.json(by_status),
         }

@@ -127,7 +127,7 @@ def test_bad_inbox_files_are_reported_and_left_alone(settings: HippoSettings) ->
         assert (inbox / name).exists()  # changes nothing
 
 
-def test_malformed_vault_document_is_reported_and_skipped(settings: HippoSettings) -> None:
+def test_notes_outside_the_contract_are_indexed_and_reported(settings: HippoSettings) -> None:
     bad = settings.vault / "20-wiki/data/bad.md"
     bad.write_text("---\nstatus: [oops\n---\n# Bad\n\ntext\n", encoding="utf-8")
     (settings.vault / "20-wiki/data/wrong-status.md").write_text(
@@ -139,15 +139,19 @@ def test_malformed_vault_document_is_reported_and_skipped(settings: HippoSetting
     result = run_graph(settings)
     assert result.success
     docs = meta(result, "vault_documents")
-    assert docs["malformed"] == 2
-    errors = {e["path"]: e["error"] for e in docs["malformed_files"]}
-    assert "invalid YAML" in errors["20-wiki/data/bad.md"]
-    assert "status" in errors["20-wiki/data/wrong-status.md"]
+    assert docs["malformed"] == 0
+    ignored = {e["path"]: e["reason"] for e in docs["frontmatter_ignored"]}
+    assert "invalid YAML" in ignored["20-wiki/data/bad.md"]
+    assert docs["unknown_frontmatter_values"] == [
+        {"field": "status", "value": "published", "notes": 1, "example": "20-wiki/data/wrong-status.md"}
+    ]
     assert docs["sector_mismatches"] == [
         {"path": "20-wiki/data/mislabeled.md", "folder": "data", "frontmatter": "health"}
     ]
-    paths = set(pl.read_parquet(settings.chunks_dir / "chunks.parquet")["path"].to_list())
-    assert "20-wiki/data/bad.md" not in paths and "20-wiki/data/mislabeled.md" in paths
+    chunks = pl.read_parquet(settings.chunks_dir / "chunks.parquet")
+    paths = set(chunks["path"].to_list())
+    assert {"20-wiki/data/bad.md", "20-wiki/data/mislabeled.md", "20-wiki/data/wrong-status.md"} <= paths
+    assert set(chunks.filter(pl.col("path") == "20-wiki/data/wrong-status.md")["status"]) == {"published"}
 
 
 def test_mass_removal_is_refused_unless_forced(settings: HippoSettings) -> None:
