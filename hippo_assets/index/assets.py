@@ -52,7 +52,8 @@ def vault_documents(
     errors: list[dict[str, str]] = []
     mismatches: list[dict[str, str]] = []
     ignored: list[dict[str, str]] = []
-    for rel in vault.markdown_files():
+    notes, skipped = vault.scan_notes()
+    for rel in notes:
         if not is_indexed(rel):
             continue
         try:
@@ -77,6 +78,7 @@ def vault_documents(
             "malformed_files": MetadataValue.json(errors),
             "unknown_frontmatter_values": MetadataValue.json(foreign_value_report(parsed)),
             "frontmatter_ignored": MetadataValue.json(scrub_value(ignored)),
+            "skipped_paths": MetadataValue.json(scrub_value(skipped)),
             "sector_mismatches": MetadataValue.json(mismatches),
             "by_status": MetadataValue.json(by_status),
         }
