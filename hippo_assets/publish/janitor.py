@@ -16,6 +16,7 @@ from pydantic import Field
 from hippo_assets.clock import now
 from hippo_assets.publish import GROUP
 from hippo_core import frontmatter
+from hippo_core.extract import ExtractionError
 from hippo_core.frontmatter import FrontmatterError
 from hippo_core.gates import page_lineage
 from hippo_core.governance import CANONICAL_STATUSES
@@ -92,8 +93,8 @@ def janitor(context: AssetExecutionContext, config: JanitorConfig, vault: Vault)
         if not name.lower().endswith(TEXT_SUFFIXES):
             continue
         try:
-            copy = make_source_copy(vault.read_bytes(rel), name, now())
-        except (BadTextError, FrontmatterError):
+            copy = make_source_copy(vault.read_bytes(rel), name, now(), vault.extract_limits())
+        except (BadTextError, FrontmatterError, ExtractionError, OSError):
             continue
         existing = known.get(copy.sha256) or actual.get(copy.sha256)
         if existing:
