@@ -83,10 +83,11 @@ def gap_report(vault: Vault, ledger: Ledger) -> MaterializeResult:
     gaps = ledger.gaps(status=None)
     text = render_gap_queue(gaps)
     changed = not vault.exists(GAP_QUEUE) or vault.read_bytes(GAP_QUEUE) != text.encode("utf-8")
-    commit = None
     if changed:
         vault.write_text(GAP_QUEUE, text)
-        commit = vault.commit("gap report", [GAP_QUEUE])
+        vault.commit_at_run_end(
+            "gap report: 30-reviews/gap-queue.md updated", [GAP_QUEUE]
+        )  # the run's one commit
     open_gaps = [g for g in gaps if g["status"] == "open"]
     return MaterializeResult(
         metadata={
@@ -94,7 +95,6 @@ def gap_report(vault: Vault, ledger: Ledger) -> MaterializeResult:
             "repeated": sum(g["times_asked"] >= REPEATED for g in open_gaps),
             "answered": len(gaps) - len(open_gaps),
             "changed": changed,
-            "git_commit": commit or "",
         }
     )
 
