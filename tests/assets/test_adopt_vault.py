@@ -30,7 +30,7 @@ NOTES = {
     ),
     "no frontmatter at all.md": "Plain words about kayak maintenance and hull wax.\n",
     "Templates/Daily template.md": "# {{date}}\n\nferret template text\n",
-    "Inbox-ish/half.md": "---\ntitle: Broken yaml [\n---\nThe note about zeppelin hangars survives.\n",
+    "Inbox-ish/half.md": "---\ntitle: [unclosed\n---\nThe note about zeppelin hangars survives.\n",
 }
 OTHER_FILES = {
     ".obsidian/app.json": b'{"attachmentFolderPath": "assets"}',
