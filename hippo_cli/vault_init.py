@@ -54,6 +54,8 @@ class InitPlan(BaseModel):
         lines += [f"  file    {f}" for f in self.files]
         if self.git_init:
             lines.append("  git     a repository (.git/), committing only the files above")
+        elif self.files:
+            lines.append("  git     one commit in your repository, holding only the files above")
         if self.adopting:
             lines.append("Your files stay where they are, unchanged.")
         return "\n".join(lines)

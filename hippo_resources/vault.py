@@ -110,7 +110,10 @@ class Vault(ConfigurableResource):
         return Path(self.root).expanduser().resolve()
 
     def abs(self, rel: str) -> Path:
-        p = (self.path / rel).resolve()
+        try:
+            p = (self.path / rel).resolve()
+        except (RuntimeError, OSError):  # a symlink loop on the way
+            raise VaultError(f"{rel!r} is a symlink loop") from None
         if p != self.path and self.path not in p.parents:
             raise VaultError(f"{rel!r} points outside the vault")
         return p
@@ -223,7 +226,12 @@ class Vault(ConfigurableResource):
         return decode_utf8(self.read_bytes(rel), rel)
 
     def exists(self, rel: str) -> bool:
-        return self.abs(rel).exists()
+        """True when something holds this name; a symlink that loops or leads out of the vault holds it
+        too (so a new file never takes its place) but is never read."""
+        try:
+            return self.abs(rel).exists()
+        except VaultError:
+            return (self.path / rel).is_symlink()
 
     def write_text(self, rel: str, text: str) -> None:
         """Write atomically (temp file + fsync + rename): Obsidian never sees half a note."""

@@ -32,12 +32,14 @@ def test_a_symlink_loop_anywhere_is_skipped_and_reported(settings: HippoSettings
     os.symlink(vault / "20-wiki/loop-a.md", vault / "20-wiki/loop-b.md")
     os.symlink(vault / "10-sources/self.md", vault / "10-sources/self.md")
     os.symlink(vault, vault / "20-wiki/back-to-root")  # a folder loop
+    (vault / "00-inbox/self.md").write_text("# Self\n\nA note named like the loop.\n", encoding="utf-8")
     meta = run(settings)
     reported = {s["path"]: s["reason"] for s in meta["sources"]["vault_skipped"]}
     assert reported["20-wiki/loop-a.md"].startswith("symlink loop")
     assert reported["10-sources/self.md"].startswith("symlink loop")
     assert reported["20-wiki/back-to-root"] == "symlinked folder: not followed"
-    assert meta["sources"]["ingested"] == 2  # the fixture inbox still went through
+    assert meta["sources"]["ingested"] == 3  # the fixture inbox still went through
+    assert "10-sources/self.1.md" in meta["sources"]["new_sources"]  # the loop keeps its name
     skipped = {s["path"] for s in meta["vault_documents"]["skipped_paths"]}
     assert {"20-wiki/loop-a.md", "20-wiki/loop-b.md", "10-sources/self.md"} <= skipped
 
