@@ -85,3 +85,9 @@ def test_small_aliases_are_still_read() -> None:
 def test_deeply_nested_yaml_is_a_reason_not_a_crash() -> None:
     with pytest.raises(FrontmatterError):
         frontmatter.parse_mapping("a: " + "[" * 50_000 + "]" * 50_000 + "\n")
+
+
+def test_a_note_in_the_vault_with_an_alias_bomb_is_indexed_without_its_frontmatter() -> None:
+    note = frontmatter.parse_note(f"---\n{_billion_laughs(9)}---\n# Still here\n\nbody\n", "notes/bomb.md")
+    assert note.problem and "aliases expand" in note.problem
+    assert note.body == "# Still here\n\nbody\n" and note.fm.status == "reference"
