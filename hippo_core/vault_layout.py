@@ -138,5 +138,13 @@ title, created, updated, tags, sources, aliases, sector, confidence, contested
 ```
 
 A `human_edit` page is never changed by the pipeline. Moving a page to another sector folder is a
-valid edit: the path wins over `sector:`.
+valid edit: the path wins over `sector:`. A value of your own (`status: done`) is kept as written and
+ranks neutral; notes without frontmatter take their first heading, else their file name, as title.
+
+## What is read, what is written
+
+- Read: every Markdown note, except hidden folders (`.obsidian/`, `.trash/`), attachments and the
+  gitignore-style patterns of `.hippoignore` at the vault root.
+- Written: HOME, index, log and the sector hubs only between `<!-- hippo:begin -->` and
+  `<!-- hippo:end -->`; text around the markers is yours. Edit inside them and the page is left alone.
 """
