@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from hippo_core.text_input import BadTextError, validate_path_prefix, validate_query
@@ -126,10 +127,18 @@ class Section(BaseModel):
     text: str
 
 
-def validation_message(exc: ValidationError) -> str:
-    """One readable line per problem, e.g. `lanes: unknown lane(s) ['x']; choose from [...]`."""
+def printable(text: str) -> str:
+    """`text` with lone surrogates replaced by `?`: a reply that echoes bad input must still encode."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def validation_message(exc: ValidationError | RequestValidationError) -> str:
+    """One readable line per problem, e.g. `lanes: unknown lane(s) ['x']; choose from [...]`.
+
+    Never echoes the input, and encodes whatever the input held (a lone surrogate in a key or value)."""
+    errors = exc.errors(include_url=False) if isinstance(exc, ValidationError) else exc.errors()
     parts = []
-    for err in exc.errors(include_url=False):
+    for err in errors:
         loc = ".".join(str(p) for p in err["loc"]) or "body"
         parts.append(f"{loc}: {err['msg'].removeprefix('Value error, ')}")
-    return "; ".join(parts)
+    return printable("; ".join(parts))
