@@ -212,7 +212,7 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
         lifespan=lifespan,
     )
     app.state.engine = engine
-    app.add_middleware(GuardMiddleware, token=settings.mcp_token)
+    app.add_middleware(GuardMiddleware, token=settings.mcp_token, body_timeout=settings.body_timeout)
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
