@@ -50,8 +50,8 @@ class HeaderTimeoutProtocol(H11Protocol):
         self._head_timer = None
         if self.cycle is not armed_cycle or self.transport.is_closing():
             return  # a new request head arrived in time; its response re-arms the timer
-        if self.cycle is None and self.conn.their_state is h11.IDLE:
-            self.transport.write(TIMEOUT_RESPONSE)  # nothing answered on this connection yet
+        if self.conn.our_state is h11.IDLE and self.conn.their_state is h11.IDLE:
+            self.transport.write(TIMEOUT_RESPONSE)  # between requests: say why before closing
         self.transport.close()
 
     def on_response_complete(self) -> None:
