@@ -41,8 +41,7 @@ def event(kind: str, text: str, n: int, **more: object) -> str:
 
 def session_lines() -> list[str]:
     deep_event = json.loads(event("user", "x", 2))
-    deep_event["message"]["content"] = [{"type": "tool_result", "content": "[" * 500 + "]" * 500}]
-    deep_event["message"]["content"][0]["content"] = json.loads("[" * 500 + "]" * 500)
+    deep_event["message"]["content"] = [{"type": "tool_result", "content": json.loads("[" * 500 + "]" * 500)}]
     return [
         event("user", "Why do Kafka consumers replay offsets after a failed deploy?", 1),
         "[" * 200_000 + "]" * 200_000,  # the attack run's line
@@ -50,8 +49,12 @@ def session_lines() -> list[str]:
         event("assistant", "Offsets are committed only after processing; a crash replays.", 3),
         json.dumps({"type": KEYS["type"], "uuid": "u4"}),  # a key as the event type
         event("user", "Which setting controls the commit interval?", 5, uuid=KEYS["uuid"]),
-        event("assistant", "auto.commit.interval.ms, with enable.auto.commit.", 6,
-              message={"role": "assistant", "content": "auto.commit.interval.ms", "model": KEYS["model"]}),  # fmt: skip
+        event(
+            "assistant",
+            "auto.commit.interval.ms, with enable.auto.commit.",
+            6,
+            message={"role": "assistant", "content": "auto.commit.interval.ms", "model": KEYS["model"]},
+        ),
         event("user", "And for the payments service?", 7, cwd=f"/home/dev/{KEYS['cwd']}"),
         event("user", "a list where a folder belongs", 8, cwd=["not", "a", "path"]),  # wrong shape
     ]
