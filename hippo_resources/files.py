@@ -8,6 +8,7 @@ never share a half-written file; the last rename wins, whole.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -50,12 +51,44 @@ def write_atomic(target: Path, write: Callable[[Path], object]) -> Path:
         tmp.unlink(missing_ok=True)
         raise
     fsync_dir(target.parent)
+    remove_stale_temporaries(target)
     return target
 
 
 def temporary_sibling(target: Path) -> Path:
-    """A hidden name beside `target` that no other writer (thread or process) picks."""
+    """A hidden name beside `target` that no other writer (thread or process) picks; it carries the
+    writer's process id, so a temporary that a killed writer left can be told from one still in use."""
     return target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name == "nt":  # signal 0 is not a probe on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    return True
+
+
+def remove_stale_temporaries(target: Path) -> None:
+    """Delete the temporaries of `target` whose writer is gone (killed mid-write), and the fixed-name
+    `.<name>.tmp` of earlier versions; temporaries of live writers stay."""
+    prefix = f".{target.name}."
+    try:
+        names = [e.name for e in os.scandir(target.parent)]
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        middle = name[len(prefix) : -len(".tmp")]  # "" for the old fixed name, else "<pid>-<random>"
+        pid = middle.split("-", 1)[0]
+        if not middle or (pid.isdigit() and not _alive(int(pid))):
+            with contextlib.suppress(OSError):
+                (target.parent / name).unlink()
 
 
 def write_text_atomic(target: Path, text: str) -> Path:
@@ -92,4 +125,5 @@ def create_text_atomic(target: Path, text: str) -> Path:
     finally:
         tmp.unlink(missing_ok=True)
     fsync_dir(target.parent)
+    remove_stale_temporaries(target)
     return target

@@ -8,6 +8,9 @@ and in loops, a folder named like a note, a 300-character name, 16 simultaneous 
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -16,6 +19,7 @@ from fastapi.testclient import TestClient
 
 from hippo_core.settings import HippoSettings
 from hippo_core.vault_layout import INBOX
+from hippo_resources.files import write_text_atomic
 from tests.security.conftest import AUTH, TOKEN, routes
 
 # Authorization values as raw header bytes: UTF-8 text, Latin-1, bytes that are not text at all.
@@ -157,3 +161,27 @@ def test_sixteen_simultaneous_captures_of_one_title_all_land(api: TestClient, fr
         next(line for line in b.splitlines() if line.startswith("finding")) for b in bodies
     ) == sorted(f"finding number {i}" for i in range(n))  # every capture whole, none overwritten
     assert not [p.name for p in inbox.iterdir() if p.name.startswith(".") and p.name.endswith(".tmp")]
+
+
+def test_a_killed_writers_temporary_is_removed_and_a_live_ones_kept(tmp_path: Path) -> None:
+    """Unique temporary names must not pile up: the next write removes what a killed writer left."""
+    target = tmp_path / "note.md"
+    script = (
+        "import sys, time; from pathlib import Path; from hippo_resources.files import temporary_sibling;"
+        "t = temporary_sibling(Path(sys.argv[1])); t.write_text('half'); print(t.name, flush=True); time.sleep(60)"
+    )
+    writers = [
+        subprocess.Popen([sys.executable, "-c", script, str(target)], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    names = [w.stdout.readline().strip() for w in writers]  # type: ignore[union-attr]
+    writers[0].send_signal(signal.SIGKILL)
+    writers[0].wait()
+    try:
+        write_text_atomic(target, "whole\n")
+        left = sorted(p.name for p in tmp_path.iterdir())
+    finally:
+        writers[1].kill()
+        writers[1].wait()
+    assert left == sorted([names[1], "note.md"])  # the live writer's temporary stays
+    assert target.read_text(encoding="utf-8") == "whole\n"
