@@ -241,6 +241,7 @@ def build_throwaway_stores(vault: Path, workdir: Path, embedder: Embedder) -> Hi
         [*ASSETS, *ASSET_CHECKS],
         resources=dict(resources),
         instance=DagsterInstance.ephemeral(),
+        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},  # a build, not news
         raise_on_error=False,
     )
     if not result.success:

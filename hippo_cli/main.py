@@ -6,14 +6,28 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
 from hippo_cli.signals import restore_interrupt_signals
-from hippo_core.conversations.formats import FORMATS
 from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError
+
+
+class FormatNames(Sequence[str]):
+    """`hippo ingest`'s choices, read from the formats registry only when used: the registry imports every
+    parser, which would cost every other command (a `hippo search` through the librarian) a second."""
+
+    def _names(self) -> list[str]:
+        from hippo_core.conversations.formats import FORMATS
+
+        return [fmt.cli_name for fmt in FORMATS]
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204
+        return self._names()[i]
+
+    def __len__(self) -> int:
+        return len(self._names())
 
 
 def _settings(args: argparse.Namespace) -> HippoSettings:
@@ -50,6 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     run_config = None
     if args.config:
+        import yaml
+
         try:
             run_config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -271,7 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ingest", help="load agent conversations (dlt) and index them (lane conversations)")
     common(p)
-    p.add_argument("kind", choices=[fmt.cli_name for fmt in FORMATS])
+    p.add_argument("kind", metavar="KIND", choices=FormatNames(), help="one of: %(choices)s")
     p.add_argument("file", nargs="?", help="export ZIP (chatgpt, claude-ai); logs are found automatically")
     p.add_argument("--no-segments", action="store_true", help="index messages only, no topic segments")
     p.set_defaults(func=cmd_ingest)
