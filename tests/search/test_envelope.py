@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import anyio
@@ -36,12 +37,11 @@ def cli_env(settings: HippoSettings, port: int) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def librarian(indexed: HippoSettings, tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+@contextmanager
+def serving(settings: HippoSettings, log: Path, **extra: str) -> Iterator[tuple[str, dict[str, str]]]:
     """`hippo serve` in its own process on a free port; stopped with SIGTERM."""
     port = free_port()
-    env = cli_env(indexed, port)
-    log = tmp_path / "serve.log"
+    env = {**cli_env(settings, port), **extra}
     with open(log, "wb") as out:
         proc = subprocess.Popen([*HIPPO, "serve"], env=env, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
@@ -66,6 +66,12 @@ def librarian(indexed: HippoSettings, tmp_path: Path) -> Iterator[tuple[str, dic
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+@pytest.fixture
+def librarian(indexed: HippoSettings, tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    with serving(indexed, tmp_path / "serve.log") as running:
+        yield running
 
 
 def cli_search(env: dict[str, str], *flags: str) -> tuple[dict, str]:
@@ -156,3 +162,16 @@ def test_a_closed_pipe_ends_quietly(librarian: tuple[str, dict[str, str]]) -> No
         text=True,
     )
     assert shell.stdout == '{\n  "kind"' and "Traceback" not in shell.stderr, shell.stderr
+
+
+def test_the_fast_path_sends_the_token_and_without_it_searches_in_process(
+    indexed: HippoSettings, tmp_path: Path
+) -> None:
+    with serving(indexed, tmp_path / "serve.log", HIPPO_MCP_TOKEN="s3cret-token") as (url, env):
+        assert httpx.post(f"{url}/api/v1/search", json={"query": QUERY}).status_code == 401
+        fast, fast_imports = cli_search(env)
+        assert not imported(fast_imports) & set(HEAVY)  # answered by the librarian, token accepted
+        without = {k: v for k, v in env.items() if k != "HIPPO_MCP_TOKEN"}
+        local, local_imports = cli_search(without)  # refused by the librarian: searched in process
+        assert set(HEAVY) <= imported(local_imports)
+    assert local == fast and fast["results"][0]["anchor"] == "20-wiki/health/sleep-hygiene.md#침실 환경"
