@@ -187,7 +187,9 @@ def test_a_killed_writers_temporary_is_removed_and_a_live_ones_kept(tmp_path: Pa
     assert target.read_text(encoding="utf-8") == "whole\n"
 
 
-def test_capture_titles_with_backslashes_and_controls_round_trip(api: TestClient, fresh: HippoSettings) -> None:
+def test_capture_titles_with_backslashes_and_controls_round_trip(
+    api: TestClient, fresh: HippoSettings
+) -> None:
     """Issue 9 point 9: the capture note's frontmatter is written by the YAML library."""
     from hippo_core import frontmatter
 
