@@ -70,16 +70,6 @@ def cmd_run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    from hippo_resources.vault import Vault
-
-    if not Vault(root=str(settings.vault)).is_initialised():
-        where = settings.vault.resolve()
-        print(
-            f"hippo run: {where} is not a Hippocampus vault yet: run `hippo init {where}` first "
-            "(it lists what it would add and changes nothing without --yes)",
-            file=sys.stderr,
-        )
-        return 2
     run_config = None
     if args.config:
         import yaml
@@ -96,6 +86,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         from hippo_cli.loop import run_named_job
 
         return run_named_job(settings, args.job, get_instance(), run_config=run_config)
+    from hippo_resources.vault import Vault
+
+    if not Vault(root=str(settings.vault)).is_initialised():
+        where = settings.vault.resolve()
+        print(
+            f"hippo run: {where} is not a Hippocampus vault yet: run `hippo init {where}` first "
+            "(it lists what it would add and changes nothing without --yes)",
+            file=sys.stderr,
+        )
+        return 2
     return run_refresh(settings, args.select, args.force, get_instance(), run_config)
 
 

@@ -17,8 +17,8 @@ from dagster import DagsterInstance
 from hippo_cli.main import main
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 
 NOTES = {
@@ -118,7 +118,7 @@ def test_adopt_index_and_search_an_obsidian_vault_leaving_every_file_as_it_was(
     assert [i["path"] for i in docs["frontmatter_ignored"]] == ["Inbox-ish/half.md"]
     assert Vault(root=str(vault)).unknown_frontmatter_values() == docs["unknown_frontmatter_values"]
 
-    engine = engine_from_settings(settings)
+    engine = open_engine(settings)
 
     def top(query: str) -> dict:
         return engine.search(SearchRequest(query=query, limit=3), log=False).model_dump()["results"]

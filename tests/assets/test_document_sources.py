@@ -18,8 +18,8 @@ from dagster import DagsterInstance
 from eval.extraction_fixtures import _pdf_styles, pdf_fixture, scanned_pdf
 from hippo_core import frontmatter
 from hippo_core.settings import HippoSettings
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 
 # file name → (query, the anchor after `#` search must point at)
@@ -196,7 +196,7 @@ def test_each_document_is_kept_unchanged_beside_its_markdown_copy(ingested) -> N
 
 def test_each_document_is_found_by_search_at_its_anchor(ingested) -> None:
     settings, _, _ = ingested
-    engine = engine_from_settings(settings)
+    engine = open_engine(settings)
     for name, (query, anchor) in FOUND_BY.items():
         hits = engine.search(SearchRequest(query=query, limit=3), log=False).results
         assert hits, name
