@@ -3,6 +3,9 @@
 A generation is a folder holding the BM25 matrix and the chunk table it was built from. `CURRENT.json`
 names the live generation; it is replaced with an fsync'd rename, so a reader never sees a half-written
 index, and a reader that loaded one generation keeps a consistent view until it reloads.
+
+A generation also keeps the term counts it was built from and a content key per row (`counts.npz`,
+`row_keys.npy`): the next build copies the rows of unchanged texts instead of tokenizing them again.
 """
 
 from __future__ import annotations
@@ -17,11 +20,28 @@ from typing import Any
 import polars as pl
 from dagster import ConfigurableResource
 
-from hippo_core.bm25 import BM25Index
+import numpy as np
+
+from hippo_core.bm25 import META_FILE, BM25Index, BM25Params, TermCounts
 from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic
 
 MANIFEST = "CURRENT.json"
 CHUNK_TABLE = "chunks.parquet"
+COUNTS_FILE = "counts.npz"
+ROW_KEYS_FILE = "row_keys.npy"
+
+
+class PreviousCounts:
+    """What the next build reuses from a generation: its term counts, row keys, params and analyzer."""
+
+    def __init__(
+        self, generation: str, counts: TermCounts, row_keys: np.ndarray, params: BM25Params, analyzer: str
+    ) -> None:
+        self.generation = generation
+        self.counts = counts
+        self.row_keys = row_keys
+        self.params = params
+        self.analyzer = analyzer
 
 
 class LexicalStore(ConfigurableResource):
@@ -39,8 +59,19 @@ class LexicalStore(ConfigurableResource):
         except FileNotFoundError:
             return None
 
-    def write_generation(self, index: BM25Index, table: pl.DataFrame, meta: dict[str, Any]) -> str:
-        """Write a new generation and make it live. Returns its name."""
+    def write_generation(
+        self,
+        index: BM25Index,
+        table: pl.DataFrame,
+        meta: dict[str, Any],
+        counts: TermCounts | None = None,
+        row_keys: np.ndarray | None = None,
+    ) -> str:
+        """Write a new generation and make it live. Returns its name.
+
+        `counts` (columns in the index's vocabulary order) and `row_keys` (one per row) let the next
+        build reuse this one's tokens; without them the next build tokenizes everything.
+        """
         self.path.mkdir(parents=True, exist_ok=True)
         ns = time.time_ns()  # one clock read, UTC: names sort in the order they were written
         name = (
@@ -51,6 +82,12 @@ class LexicalStore(ConfigurableResource):
         index.save(tmp)
         table.write_parquet(tmp / CHUNK_TABLE)
         fsync_file(tmp / CHUNK_TABLE)
+        if counts is not None and row_keys is not None:
+            if counts.terms != list(index.vocab) or len(row_keys) != counts.n_docs:
+                raise ValueError("counts and row keys must match the index they were built into")
+            counts.save(tmp / COUNTS_FILE)
+            np.save(tmp / ROW_KEYS_FILE, row_keys)
+            fsync_file(tmp / ROW_KEYS_FILE)
         fsync_dir(tmp)
         os.replace(tmp, self.path / name)
         fsync_dir(self.path)
@@ -62,6 +99,29 @@ class LexicalStore(ConfigurableResource):
     def load(self, generation: str) -> tuple[BM25Index, pl.DataFrame]:
         folder = self.path / generation
         return BM25Index.load(folder), pl.read_parquet(folder / CHUNK_TABLE)
+
+    def load_table(self, generation: str) -> pl.DataFrame:
+        return pl.read_parquet(self.path / generation / CHUNK_TABLE)
+
+    def previous_counts(self) -> PreviousCounts | None:
+        """The live generation's counts and row keys; None before the first build, for a generation
+        written without them, or one that cannot be read (the caller then rebuilds from scratch)."""
+        manifest = self.manifest()
+        if manifest is None:
+            return None
+        folder = self.path / manifest["generation"]
+        try:
+            with open(folder / META_FILE, encoding="utf-8") as fh:
+                meta = json.load(fh)
+            terms: list[str] = meta["vocab"]
+            counts = TermCounts.load(folder / COUNTS_FILE, terms)
+            row_keys = np.load(folder / ROW_KEYS_FILE, allow_pickle=False)
+            params = BM25Params.model_validate(meta["params"])
+        except (OSError, ValueError, KeyError):
+            return None
+        if counts.n_docs != len(row_keys) or counts.n_docs != meta.get("n_docs"):
+            return None
+        return PreviousCounts(manifest["generation"], counts, row_keys, params, meta.get("analyzer", ""))
 
     def _prune(self, keep: str) -> None:
         """Keep the newest generations; a reader still holding an old one has it in memory already."""
