@@ -17,10 +17,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 from dagster import ConfigurableResource
-
-import numpy as np
 
 from hippo_core.bm25 import META_FILE, BM25Index, BM25Params, TermCounts
 from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic

@@ -33,8 +33,8 @@ from hippo_core.text_input import BadTextError
 from hippo_core.tokenize import Tokenizer, TokenizerConfig
 from hippo_core.vault_layout import is_indexed
 from hippo_resources import ChunkStore, Embedder, LexicalStore, Vault, VectorStore
-from hippo_resources.scan_cache import ScanCache
 from hippo_resources.chunk_store import CHUNKS, CONVERSATION_CHUNKS, DOCUMENTS, MESSAGES
+from hippo_resources.scan_cache import ScanCache
 
 
 @asset(
@@ -348,15 +348,10 @@ def lexical_index(
     for i in fresh:
         unique.setdefault(key_list[i], i)
     t0 = time.monotonic()
-    tokenized = dict(
-        zip(unique, tokenizer.tokenize_many([texts[i] for i in unique.values()]), strict=True)
-    )
+    tokenized = dict(zip(unique, tokenizer.tokenize_many([texts[i] for i in unique.values()]), strict=True))
     tokenize_s = time.monotonic() - t0
     new_tokens = [tokenized[key_list[i]] for i in fresh]
-    if prev is not None:
-        counts = prev.counts.update(keep, new_tokens)
-    else:
-        counts = TermCounts.from_tokens(new_tokens)
+    counts = prev.counts.update(keep, new_tokens) if prev else TermCounts.from_tokens(new_tokens)
     index = BM25Index.from_counts(counts, params, analyzer=tokenizer.fingerprint())
     generation = lexical_store.write_generation(
         index,
