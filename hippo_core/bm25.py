@@ -102,20 +102,14 @@ class BM25Index:
     ) -> BM25Index:
         """Index docs given as term counts; a term no doc contains must not be in `counts`.
 
-        Columns are put in first-seen order (doc by doc, within a doc by first occurrence), the
-        vocabulary order `build` has always had and rank_bm25's idf sum runs in.
+        The vocabulary is in first-seen order (`TermCounts.first_seen_order`); pass counts already
+        in that order to save the reordering, and to save them beside the index.
         """
         params = params or BM25Params()
-        rows = counts.matrix
+        counts = counts.first_seen_order()
+        rows, terms = counts.matrix, counts.terms
         n_docs, n_terms = rows.shape
-        _, first = np.unique(rows.indices, return_index=True)
-        if len(first) != n_terms:
-            raise ValueError("every term must occur in at least one doc (prune the counts first)")
-        order = np.argsort(first, kind="stable")  # order[new column] = old column
-        new_of_old = np.empty(n_terms, dtype=rows.indices.dtype)
-        new_of_old[order] = np.arange(n_terms, dtype=rows.indices.dtype)
-        terms = [counts.terms[i] for i in order.tolist()]
-        tf = sp.csr_array((rows.data, new_of_old[rows.indices], rows.indptr), shape=rows.shape).tocsc()
+        tf = rows.tocsc()
         tf.sort_indices()
         running = np.concatenate(([0], np.cumsum(rows.data, dtype=np.int64)))
         doc_lengths = running[rows.indptr[1:]] - running[rows.indptr[:-1]]
@@ -270,11 +264,28 @@ class TermCounts:
     generation's counts, only new or changed docs are tokenized.
     """
 
-    def __init__(self, terms: list[str], matrix: sp.csr_array) -> None:
+    def __init__(self, terms: list[str], matrix: sp.csr_array, *, ordered: bool = False) -> None:
         if matrix.shape[1] != len(terms):
             raise ValueError("TermCounts: one term per column")
         self.terms = terms
         self.matrix = matrix
+        self.ordered = ordered  # columns known to be in first-seen order already
+
+    def first_seen_order(self) -> TermCounts:
+        """The same counts with columns in first-seen order (doc by doc, then first occurrence):
+        `build`'s vocabulary order, which rank_bm25's idf sum runs in."""
+        if self.ordered:
+            return self
+        rows = self.matrix
+        n_terms = rows.shape[1]
+        _, first = np.unique(rows.indices, return_index=True)
+        if len(first) != n_terms:
+            raise ValueError("every term must occur in at least one doc (prune the counts first)")
+        order = np.argsort(first, kind="stable")  # order[new column] = old column
+        new_of_old = np.empty(n_terms, dtype=rows.indices.dtype)
+        new_of_old[order] = np.arange(n_terms, dtype=rows.indices.dtype)
+        matrix = sp.csr_array((rows.data, new_of_old[rows.indices], rows.indptr), shape=rows.shape)
+        return TermCounts([self.terms[i] for i in order.tolist()], matrix, ordered=True)
 
     @property
     def n_docs(self) -> int:

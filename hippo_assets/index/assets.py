@@ -352,6 +352,7 @@ def lexical_index(
     tokenize_s = time.monotonic() - t0
     new_tokens = [tokenized[key_list[i]] for i in fresh]
     counts = prev.counts.update(keep, new_tokens) if prev else TermCounts.from_tokens(new_tokens)
+    counts = counts.first_seen_order()  # the index's vocabulary order, so they are saved side by side
     index = BM25Index.from_counts(counts, params, analyzer=tokenizer.fingerprint())
     generation = lexical_store.write_generation(
         index,
