@@ -20,16 +20,18 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 from pydantic import BaseModel, Field
 
-__all__ = ["BM25Index", "BM25Params", "FORMAT_VERSION", "MATRIX_FILE", "META_FILE", "TermCounts"]
+__all__ = ["BM25Index", "BM25Params", "FORMAT_VERSION", "META_FILE", "VOCAB_FILE", "TermCounts"]
 
-FORMAT_VERSION = 1
-MATRIX_FILE = "bm25.npz"
+FORMAT_VERSION = 2
+"""2: arrays as memory-mappable .npy files and the vocabulary in its own file (1: npz + one JSON)."""
 META_FILE = "bm25.json"
+VOCAB_FILE = "bm25.vocab.json"
 
 
 class BM25Params(BaseModel, frozen=True):
@@ -125,7 +127,12 @@ class BM25Index:
             norm = k1 * (1 - b + b * doc_lengths.astype(np.float64) / avgdl)
             term_of_nnz = np.repeat(np.arange(n_terms), df)
             data = idf[term_of_nnz] * (data * (k1 + 1) / (data + norm[tf.indices]))
-        weights = sp.csc_array((data, tf.indices, tf.indptr), shape=(n_docs, n_terms))
+        # int32 indices whenever they fit: what scipy itself picks, so a memory-mapped load is not copied.
+        idx = np.int32 if max(tf.nnz, n_docs) < np.iinfo(np.int32).max else np.int64
+        weights = sp.csc_array(
+            (data, tf.indices.astype(idx, copy=False), tf.indptr.astype(idx, copy=False)),
+            shape=(n_docs, n_terms),
+        )
         return cls(
             vocab={term: col for col, term in enumerate(terms)},
             weights=weights,
@@ -190,7 +197,11 @@ class BM25Index:
         return [(int(cand[i]), float(cand_scores[i])) for i in order]
 
     def save(self, directory: Path) -> None:
-        """Write `bm25.npz` + `bm25.json` into `directory` and fsync them (the caller swaps generations)."""
+        """Write the index into `directory` and fsync it (the caller swaps generations).
+
+        A small `bm25.json`, the vocabulary in `bm25.vocab.json` (read only when `terms` are needed
+        without the index) and plain `.npy` arrays that `load` memory-maps instead of parsing.
+        """
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         terms = [""] * self.n_terms
@@ -204,42 +215,77 @@ class BM25Index:
             "n_terms": self.n_terms,
             "avgdl": self.avgdl,
             "average_idf": self.average_idf,
-            "doc_lengths": self.doc_lengths.tolist(),
-            "idf": self.idf.tolist(),
-            "vocab": terms,
         }
-        with open(directory / MATRIX_FILE, "wb") as fh:
-            sp.save_npz(fh, self.weights, compressed=False)  # uncompressed: loads faster
-            fh.flush()
-            os.fsync(fh.fileno())
-        with open(directory / META_FILE, "w", encoding="utf-8") as fh:
-            json.dump(meta, fh, ensure_ascii=False, separators=(",", ":"))
-            fh.flush()
-            os.fsync(fh.fileno())
+        arrays = {
+            "indptr": self.weights.indptr,
+            "indices": self.weights.indices,
+            "data": self.weights.data,
+            "doc_lengths": self.doc_lengths,
+            "idf": self.idf,
+        }
+        for name, arr in arrays.items():
+            with open(directory / f"bm25.{name}.npy", "wb") as fh:
+                np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+                fh.flush()
+                os.fsync(fh.fileno())
+        _write_json(directory / VOCAB_FILE, terms)
+        _write_json(directory / META_FILE, meta)  # last: its presence says the rest is there
         _fsync_dir(directory)
 
-    @classmethod
-    def load(cls, directory: Path) -> BM25Index:
-        """Read an index written by `save`; raises ValueError on an unknown format version."""
-        directory = Path(directory)
-        with open(directory / META_FILE, encoding="utf-8") as fh:
+    @staticmethod
+    def read_meta(directory: Path) -> dict[str, Any]:
+        """The small header of a saved index (params, analyzer, sizes); ValueError if unknown format."""
+        with open(Path(directory) / META_FILE, encoding="utf-8") as fh:
             meta = json.load(fh)
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"unsupported BM25 index format: {meta.get('format_version')!r}")
-        weights = sp.csc_array(sp.load_npz(directory / MATRIX_FILE))
-        terms: list[str] = meta["vocab"]
-        if weights.shape != (meta["n_docs"], len(terms)):
-            raise ValueError("bm25.npz and bm25.json disagree on the index shape")
+        if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
+            version = meta.get("format_version") if isinstance(meta, dict) else None
+            raise ValueError(f"unsupported BM25 index format: {version!r}")
+        return meta
+
+    @staticmethod
+    def read_terms(directory: Path) -> list[str]:
+        """The vocabulary of a saved index, column order."""
+        with open(Path(directory) / VOCAB_FILE, encoding="utf-8") as fh:
+            terms = json.load(fh)
+        if not isinstance(terms, list):
+            raise ValueError("bm25.vocab.json is not a list")
+        return terms
+
+    @classmethod
+    def load(cls, directory: Path, *, mmap: bool = True) -> BM25Index:
+        """Read an index written by `save`; the arrays are memory-mapped (read-only) by default, so
+        loading costs the vocabulary only and unused postings never enter memory."""
+        directory = Path(directory)
+        meta = cls.read_meta(directory)
+        mode = "r" if mmap else None
+        arr = {
+            name: np.load(directory / f"bm25.{name}.npy", mmap_mode=mode, allow_pickle=False)
+            for name in ("indptr", "indices", "data", "doc_lengths", "idf")
+        }
+        shape = (int(meta["n_docs"]), int(meta["n_terms"]))
+        if len(arr["indptr"]) != shape[1] + 1 or len(arr["doc_lengths"]) != shape[0]:
+            raise ValueError("the BM25 arrays and bm25.json disagree on the index shape")
+        weights = sp.csc_array((arr["data"], arr["indices"], arr["indptr"]), shape=shape, copy=False)
+        terms = cls.read_terms(directory)
+        if len(terms) != shape[1]:
+            raise ValueError("bm25.vocab.json and bm25.json disagree on the number of terms")
         return cls(
             vocab={term: col for col, term in enumerate(terms)},
             weights=weights,
-            doc_lengths=np.asarray(meta["doc_lengths"], dtype=np.int64),
-            idf=np.asarray(meta["idf"], dtype=np.float64),
+            doc_lengths=arr["doc_lengths"],
+            idf=arr["idf"],
             avgdl=float(meta["avgdl"]),
             average_idf=float(meta["average_idf"]),
             params=BM25Params.model_validate(meta["params"]),
             analyzer=meta.get("analyzer", ""),
         )
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh, ensure_ascii=False, separators=(",", ":"))
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _okapi_idf(df: np.ndarray, n_docs: int, epsilon: float) -> tuple[np.ndarray, float]:

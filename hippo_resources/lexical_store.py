@@ -21,7 +21,7 @@ import numpy as np
 import polars as pl
 from dagster import ConfigurableResource
 
-from hippo_core.bm25 import META_FILE, BM25Index, BM25Params, TermCounts
+from hippo_core.bm25 import BM25Index, BM25Params, TermCounts
 from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic
 
 MANIFEST = "CURRENT.json"
@@ -31,16 +31,28 @@ ROW_KEYS_FILE = "row_keys.npy"
 
 
 class PreviousCounts:
-    """What the next build reuses from a generation: its term counts, row keys, params and analyzer."""
+    """What the next build reuses from a generation: row keys, params and analyzer at once; the term
+    counts (and the vocabulary they need) only when read, since a no-op run never needs them."""
 
     def __init__(
-        self, generation: str, counts: TermCounts, row_keys: np.ndarray, params: BM25Params, analyzer: str
+        self, folder: Path, row_keys: np.ndarray, params: BM25Params, analyzer: str, n_terms: int
     ) -> None:
-        self.generation = generation
-        self.counts = counts
+        self.folder = folder
+        self.n_terms = n_terms
+        self.generation = folder.name
         self.row_keys = row_keys
         self.params = params
         self.analyzer = analyzer
+        self._counts: TermCounts | None = None
+
+    @property
+    def counts(self) -> TermCounts:
+        if self._counts is None:
+            counts = TermCounts.load(self.folder / COUNTS_FILE, BM25Index.read_terms(self.folder))
+            if counts.n_docs != len(self.row_keys):
+                raise ValueError(f"{self.generation}: counts and row keys disagree")
+            self._counts = counts
+        return self._counts
 
 
 class LexicalStore(ConfigurableResource):
@@ -103,24 +115,21 @@ class LexicalStore(ConfigurableResource):
         return pl.read_parquet(self.path / generation / CHUNK_TABLE)
 
     def previous_counts(self) -> PreviousCounts | None:
-        """The live generation's counts and row keys; None before the first build, for a generation
-        written without them, or one that cannot be read (the caller then rebuilds from scratch)."""
+        """The live generation's row keys (and, lazily, counts); None before the first build, for a
+        generation written without them, or one that cannot be read (the caller then rebuilds)."""
         manifest = self.manifest()
         if manifest is None:
             return None
         folder = self.path / manifest["generation"]
         try:
-            with open(folder / META_FILE, encoding="utf-8") as fh:
-                meta = json.load(fh)
-            terms: list[str] = meta["vocab"]
-            counts = TermCounts.load(folder / COUNTS_FILE, terms)
+            meta = BM25Index.read_meta(folder)
             row_keys = np.load(folder / ROW_KEYS_FILE, allow_pickle=False)
             params = BM25Params.model_validate(meta["params"])
         except (OSError, ValueError, KeyError):
             return None
-        if counts.n_docs != len(row_keys) or counts.n_docs != meta.get("n_docs"):
+        if len(row_keys) != meta.get("n_docs") or not (folder / COUNTS_FILE).is_file():
             return None
-        return PreviousCounts(manifest["generation"], counts, row_keys, params, meta.get("analyzer", ""))
+        return PreviousCounts(folder, row_keys, params, meta.get("analyzer", ""), int(meta["n_terms"]))
 
     def _prune(self, keep: str) -> None:
         """Keep the newest generations; a reader still holding an old one has it in memory already."""

@@ -145,13 +145,10 @@ class ScanCache:
                 .select(list(self.schema))
             )
         new = pl.DataFrame(fresh, schema=self.schema)
-        ranked = pl.DataFrame({"path": order, "_order": range(len(order))}, schema={"path": pl.Utf8, "_order": pl.Int64})
-        table = (
-            pl.concat([kept, new])
-            .join(ranked, on="path", how="inner")
-            .sort("_order")
-            .drop("_order")
+        ranked = pl.DataFrame(
+            {"path": order, "_order": range(len(order))}, schema={"path": pl.Utf8, "_order": pl.Int64}
         )
+        table = pl.concat([kept, new]).join(ranked, on="path", how="inner").sort("_order").drop("_order")
         result.table = table
         return result
 

@@ -330,15 +330,21 @@ def lexical_index(
             metadata={
                 "generation": prev.generation,
                 "chunks": frame.height,
-                "vocabulary": len(prev.counts.terms),
+                "vocabulary": prev.n_terms,
                 "tokenized": 0,
                 "reused": frame.height,
                 "unchanged": True,
                 "seconds": round(time.monotonic() - started, 2),
             }
         )
-    key_list = keys.tolist()
+    base = None  # the live generation's counts, rows of unchanged texts are copied from them
     if prev is not None:
+        try:
+            base = prev.counts
+        except (OSError, ValueError) as exc:
+            context.log.warning(f"previous lexical counts unusable ({exc}); tokenizing everything")
+    key_list = keys.tolist()
+    if base is not None:
         position = {key: row for row, key in enumerate(prev.row_keys.tolist())}
         keep = np.fromiter((position.get(k, -1) for k in key_list), dtype=np.int64, count=len(keys))
     else:
@@ -351,7 +357,7 @@ def lexical_index(
     tokenized = dict(zip(unique, tokenizer.tokenize_many([texts[i] for i in unique.values()]), strict=True))
     tokenize_s = time.monotonic() - t0
     new_tokens = [tokenized[key_list[i]] for i in fresh]
-    counts = prev.counts.update(keep, new_tokens) if prev else TermCounts.from_tokens(new_tokens)
+    counts = base.update(keep, new_tokens) if base is not None else TermCounts.from_tokens(new_tokens)
     counts = counts.first_seen_order()  # the index's vocabulary order, so they are saved side by side
     index = BM25Index.from_counts(counts, params, analyzer=tokenizer.fingerprint())
     generation = lexical_store.write_generation(
