@@ -52,7 +52,9 @@ def assert_same_index(a: BM25Index, b: BM25Index, queries: list[list[str]]) -> N
 @given(
     start=st.lists(tokens_st, min_size=0, max_size=12),
     rounds=st.lists(st.lists(op_st, min_size=0, max_size=6), min_size=1, max_size=4),
-    queries=st.lists(st.lists(st.sampled_from([*TERMS, "missing"]), min_size=1, max_size=5), min_size=1, max_size=6),
+    queries=st.lists(
+        st.lists(st.sampled_from([*TERMS, "missing"]), min_size=1, max_size=5), min_size=1, max_size=6
+    ),
     params=st.sampled_from([BM25Params(), BM25Params(k1=0.9, b=0.4, epsilon=0.5)]),
 )
 def test_incremental_updates_equal_a_full_rebuild(
@@ -100,6 +102,7 @@ def test_counts_round_trip(tmp_path) -> None:
     counts.save(tmp_path / "counts.npz")
     loaded = TermCounts.load(tmp_path / "counts.npz", counts.terms)
     assert (loaded.matrix != counts.matrix).nnz == 0 and loaded.terms == counts.terms
-    assert BM25Index.from_counts(loaded).scores(["a"]).tolist() == BM25Index.build(
-        [["a", "b", "a"], [], ["c"]]
-    ).scores(["a"]).tolist()
+    assert (
+        BM25Index.from_counts(loaded).scores(["a"]).tolist()
+        == BM25Index.build([["a", "b", "a"], [], ["c"]]).scores(["a"]).tolist()
+    )
