@@ -27,7 +27,7 @@ from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic
 MANIFEST = "CURRENT.json"
 CHUNK_TABLE = "chunks.parquet"
 CHUNK_TABLE_MAPPED = "chunks.arrow"
-"""The same table as uncompressed Arrow IPC: `load` memory-maps it, so the texts stay in the page cache
+"""The same table as uncompressed Arrow IPC: polars memory-maps it on read, so the texts stay in the page cache
 instead of the librarian's heap and nothing is decoded at load."""
 COUNTS_FILE = "counts.npz"
 ROW_KEYS_FILE = "row_keys.npy"
@@ -120,7 +120,7 @@ class LexicalStore(ConfigurableResource):
         """The generation's chunk table, memory-mapped when it has the Arrow copy (older ones do not)."""
         folder = self.path / generation
         if (folder / CHUNK_TABLE_MAPPED).is_file():
-            return pl.read_ipc(folder / CHUNK_TABLE_MAPPED, memory_map=True)
+            return pl.read_ipc(folder / CHUNK_TABLE_MAPPED)  # polars maps an uncompressed file
         return pl.read_parquet(folder / CHUNK_TABLE)
 
     def previous_counts(self) -> PreviousCounts | None:
