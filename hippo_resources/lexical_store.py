@@ -27,8 +27,8 @@ from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic
 MANIFEST = "CURRENT.json"
 CHUNK_TABLE = "chunks.parquet"
 CHUNK_TABLE_MAPPED = "chunks.arrow"
-"""The same table as uncompressed Arrow IPC: polars memory-maps it on read, so the texts stay in the page cache
-instead of the librarian's heap and nothing is decoded at load."""
+"""The same table as uncompressed Arrow IPC: polars memory-maps it on read, so the texts stay in the
+page cache instead of the librarian's heap and nothing is decoded at load."""
 COUNTS_FILE = "counts.npz"
 ROW_KEYS_FILE = "row_keys.npy"
 
