@@ -121,7 +121,7 @@ def test_semantic_lane_in_memory_filter_equals_chromas_filter(indexed_module: Hi
             vector,
             20,
             where,
-            keep=lambda cid: cid in snap.row_of and bool(mask[snap.row_of[cid]]),
+            keep=lambda cid, m=mask: cid in snap.row_of and bool(m[snap.row_of[cid]]),
             total=len(snap.ids),
             allowed=int(mask.sum()),
         )
@@ -154,7 +154,9 @@ if __name__ == "__main__":  # record the golden file with the code under test (t
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        settings = HippoSettings(vault=make_vault(root), home=root / "home", embed_cache_path=root / "e.sqlite")
+        settings = HippoSettings(
+            vault=make_vault(root), home=root / "home", embed_cache_path=root / "e.sqlite"
+        )
         assert run_graph(settings).success
         Path(sys.argv[1]).write_text(
             json.dumps(run_requests(settings), ensure_ascii=False, indent=1), encoding="utf-8"
