@@ -26,6 +26,9 @@ from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic
 
 MANIFEST = "CURRENT.json"
 CHUNK_TABLE = "chunks.parquet"
+CHUNK_TABLE_MAPPED = "chunks.arrow"
+"""The same table as uncompressed Arrow IPC: polars memory-maps it on read, so the texts stay in the
+page cache instead of the librarian's heap and nothing is decoded at load."""
 COUNTS_FILE = "counts.npz"
 ROW_KEYS_FILE = "row_keys.npy"
 
@@ -93,6 +96,8 @@ class LexicalStore(ConfigurableResource):
         index.save(tmp)
         table.write_parquet(tmp / CHUNK_TABLE)
         fsync_file(tmp / CHUNK_TABLE)
+        table.write_ipc(tmp / CHUNK_TABLE_MAPPED, compression="uncompressed")
+        fsync_file(tmp / CHUNK_TABLE_MAPPED)
         if counts is not None and row_keys is not None:
             if counts.terms != list(index.vocab) or len(row_keys) != counts.n_docs:
                 raise ValueError("counts and row keys must match the index they were built into")
@@ -109,10 +114,14 @@ class LexicalStore(ConfigurableResource):
 
     def load(self, generation: str) -> tuple[BM25Index, pl.DataFrame]:
         folder = self.path / generation
-        return BM25Index.load(folder), pl.read_parquet(folder / CHUNK_TABLE)
+        return BM25Index.load(folder), self.load_table(generation)
 
     def load_table(self, generation: str) -> pl.DataFrame:
-        return pl.read_parquet(self.path / generation / CHUNK_TABLE)
+        """The generation's chunk table, memory-mapped when it has the Arrow copy (older ones do not)."""
+        folder = self.path / generation
+        if (folder / CHUNK_TABLE_MAPPED).is_file():
+            return pl.read_ipc(folder / CHUNK_TABLE_MAPPED)  # polars maps an uncompressed file
+        return pl.read_parquet(folder / CHUNK_TABLE)
 
     def previous_counts(self) -> PreviousCounts | None:
         """The live generation's row keys (and, lazily, counts); None before the first build, for a
