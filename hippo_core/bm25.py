@@ -324,8 +324,10 @@ class TermCounts:
             return self
         rows = self.matrix
         n_terms = rows.shape[1]
-        _, first = np.unique(rows.indices, return_index=True)
-        if len(first) != n_terms:
+        nnz = len(rows.indices)
+        first = np.full(n_terms, nnz, dtype=np.int64)  # position of each term's first entry, row-major
+        np.minimum.at(first, rows.indices, np.arange(nnz, dtype=np.int64))  # O(nnz); np.unique sorts
+        if n_terms and first.max() == nnz:
             raise ValueError("every term must occur in at least one doc (prune the counts first)")
         order = np.argsort(first, kind="stable")  # order[new column] = old column
         new_of_old = np.empty(n_terms, dtype=rows.indices.dtype)
