@@ -30,7 +30,7 @@ import polars as pl
 from hippo_core import frontmatter
 from hippo_core.bm25 import BM25Index
 from hippo_core.calibration import load_calibration
-from hippo_core.chunking import split_sections, split_sentences
+from hippo_core.chunking import split_sections
 from hippo_core.evidence import Evidence, EvidenceParams, content_terms, coverage, gap_kind, normalize_query
 from hippo_core.ranking import (
     Candidate,
@@ -287,8 +287,6 @@ def rank_sections(
             )
             picked.append((top_score, chosen[1], chosen[2], chosen[3]))
     ranked = sorted(picked, key=lambda t: (-t[0], t[2]["anchor"]))[:limit]
-    texts = [row["text"] for _, _, row, _ in ranked]
-    tokenize = batch_tokenizer(texts, tokenizer)
     return [
         SearchHit(
             anchor=row["anchor"],
@@ -296,7 +294,7 @@ def rank_sections(
             path=row["path"],
             heading=row["heading"],
             title=row["title"],
-            snippet=snippet(text, set(q_tokens), tokenize),
+            snippet=snippet(row["text"], set(q_tokens), tokenizer.tokenize),
             score=round(score, 6),
             matched_by=cand.lanes,
             lane=row["lane"],
@@ -312,23 +310,8 @@ def rank_sections(
             project=row.get("project"),
             role=row.get("role"),
         )
-        for (score, cand, row, cov), text in zip(ranked, texts, strict=True)
+        for score, cand, row, cov in ranked
     ]
-
-
-def batch_tokenizer(texts: Sequence[str], tokenizer: Tokenizer) -> Callable[[str], list[str]]:
-    """`tokenizer.tokenize` for the sentences `snippet` will ask about, analyzed in one Kiwi batch call
-    (the same tokens; per-sentence calls cost ~2.4× more); any other text is analyzed when asked."""
-    sentences = list(
-        dict.fromkeys(s for text in texts for para in text.split("\n\n") for s in split_sentences(para))
-    )
-    known = dict(zip(sentences, tokenizer.tokenize_many(sentences), strict=True)) if sentences else {}
-
-    def tokenize(text: str) -> list[str]:
-        tokens = known.get(text)
-        return tokens if tokens is not None else tokenizer.tokenize(text)
-
-    return tokenize
 
 
 def _title_tokens(snap: Snapshot, row: dict[str, Any], tokenizer: Tokenizer) -> list[str]:

