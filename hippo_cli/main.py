@@ -7,10 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
 from hippo_cli.signals import restore_interrupt_signals
-from hippo_core.conversations.formats import FORMATS
 from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError
 
@@ -49,6 +46,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     run_config = None
     if args.config:
+        import yaml
+
         try:
             run_config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -202,6 +201,8 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from hippo_core.conversations.formats import FORMATS
+
     parser = argparse.ArgumentParser(
         prog="hippo",
         description="Hippocampus: a personal knowledge store for people who work with AI agents.",
@@ -300,6 +301,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for python -m eval")
     p.set_defaults(func=cmd_eval)
+
+    from hippo_cli.work import add_commands
+
+    add_commands(sub, common, _settings)  # work, hook, ghost, mcp (hippo_cli/work.py)
     return parser
 
 
@@ -310,6 +315,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["hook"] and given[1:2] in (["claude-code"], ["codex"]):
+        return _agent_hook(given[1:])
     restore_interrupt_signals()  # nightly runs start from cron with SIGINT ignored
     args = build_parser().parse_args(argv)
     try:
@@ -317,6 +325,17 @@ def main(argv: list[str] | None = None) -> int:
     except BadTextError as exc:
         print(f"hippo: {exc}", file=sys.stderr)
         return 2
+
+
+def _agent_hook(argv: list[str]) -> int:
+    """`hippo hook claude-code|codex` runs at every agent session start and end: no parser, no imports
+    beyond the hook's own, and never a failure for the agent (exit 0 whatever happens)."""
+    try:
+        from hippo_work.hooks import main as hook_main
+    except BaseException as exc:  # noqa: BLE001 - never fail the agent
+        print(f"hippo hook: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 0
+    return hook_main(argv)
 
 
 if __name__ == "__main__":

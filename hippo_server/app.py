@@ -23,6 +23,7 @@ from hippo_resources import build_resources
 from hippo_server.bundles import EvidenceBundle, build_bundle, record_feedback
 from hippo_server.conversations import ConversationMemory, register_routes
 from hippo_server.mcp_tools import build_mcp
+from hippo_server.mcp_work import WorkServices
 from hippo_server.schemas import (
     BundleRequest,
     FeedbackRequest,
@@ -32,6 +33,7 @@ from hippo_server.schemas import (
     validation_message,
 )
 from hippo_server.search import NotFoundError, NotIndexedError, SearchEngine
+from hippo_server.work_routes import register_work_routes
 
 MAX_BODY_BYTES = 16 * 1024
 OPEN_PATHS = ("/health",)
@@ -113,7 +115,8 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     """Build the librarian app. Pass `engine` to serve stores other than the settings' (tests)."""
     engine = engine or engine_from_settings(settings)
     memory = ConversationMemory(settings.chunks_dir, engine.vault)
-    mcp = build_mcp(engine, memory)
+    work = WorkServices.from_settings(settings, engine.vault, engine.embedder)  # type: ignore[arg-type]
+    mcp = build_mcp(engine, memory, work)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "testserver", f"{settings.host}:*"],
@@ -205,5 +208,6 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
             return error(404, "not_found", str(exc))
 
     register_routes(app, memory)  # /api/v1/conversations, /api/v1/captures
+    register_work_routes(app, work)  # /api/v1/work/
     app.mount("/", mcp_app)
     return app

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from hippo_core.text_input import BadTextError
 from hippo_server.bundles import build_bundle, record_feedback
 from hippo_server.conversations import ConversationMemory, register_tools
+from hippo_server.mcp_work import WorkServices, register_work_tools
 from hippo_server.schemas import SearchRequest, validation_message
 from hippo_server.search import NotFoundError, NotIndexedError, SearchEngine
 
@@ -26,7 +27,9 @@ READ_ONLY = ToolAnnotations(
 )
 
 
-def build_mcp(engine: SearchEngine, memory: ConversationMemory | None = None) -> MCPServer:
+def build_mcp(
+    engine: SearchEngine, memory: ConversationMemory | None = None, work: WorkServices | None = None
+) -> MCPServer:
     mcp = MCPServer(name="hippocampus", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @mcp.tool(annotations=READ_ONLY)
@@ -92,4 +95,6 @@ def build_mcp(engine: SearchEngine, memory: ConversationMemory | None = None) ->
 
     if memory is not None:
         register_tools(mcp, memory)  # conversation memory and session capture
+    if work is not None:
+        register_work_tools(mcp, work, engine)  # work memory and the ghost layer (hippo_server/mcp_work.py)
     return mcp
