@@ -316,8 +316,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
-    if given[:1] == ["hook"] and given[1:2] in (["claude-code"], ["codex"]):
-        return _agent_hook(given[1:])
+    if given[:1] == ["hook"] and len(given) > 1 and given[1] not in ("install", "log", "-h", "--help"):
+        return _agent_hook(given[1:])  # an agent runs this: claude-code, codex (an unknown name logs usage)
     restore_interrupt_signals()  # nightly runs start from cron with SIGINT ignored
     args = build_parser().parse_args(argv)
     try:

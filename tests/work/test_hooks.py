@@ -49,12 +49,16 @@ def payload(name: str, cwd: Path, transcript: Path | None = None) -> str:
     return text.replace("TRANSCRIPT", str(transcript)) if transcript else text
 
 
-def run_hook(home: Path, args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HIPPO_")}
+def run_hook(
+    home: Path, args: list[str], stdin: str = "", ingest: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`hippo hook …` as the agent runs it (through the CLI's entry point)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIPPO_", "DAGSTER_"))}
     env["HIPPO_HOME"] = str(home)
+    env["HIPPO_HOOK_INGEST"] = "true" if ingest else "false"
     env["PYTHONPATH"] = str(REPO_ROOT)
     return subprocess.run(
-        [sys.executable, "-m", "hippo_work.hooks", *args],
+        [sys.executable, "-m", "hippo_cli.main", "hook", *args],
         input=stdin, capture_output=True, text=True, env=env, timeout=120, check=False,
     )  # fmt: skip
 
