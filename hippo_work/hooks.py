@@ -147,6 +147,50 @@ def transcript_summary(path: Path, fmt: str = "claude_code") -> str | None:
     return summary_text(first.text if first else None, last.text if last else None)
 
 
+EXCERPT_MAX_BYTES = 16 * 1024
+LLM_SUMMARY_EVENT = "session-end-llm"
+
+
+def transcript_excerpt(path: Path, fmt: str = "claude_code") -> str:
+    """The conversation (no tool traffic) from the transcript's head and tail, at most 16 KB, for the LLM."""
+    from hippo_core.conversations import parse_claude_code, parse_codex_session
+
+    parse = (
+        (lambda lines: parse_claude_code(lines, "hook", None, str(path)))
+        if fmt == "claude_code"
+        else (lambda lines: parse_codex_session(lines, "hook", str(path)))
+    )
+    seen: set[tuple[str, str]] = set()
+    turns = []
+    for part in (_head_lines(path, TRANSCRIPT_HEAD_LINES), _tail_lines(path, TRANSCRIPT_TAIL_BYTES)):
+        for m in parse(part).messages:
+            key = (m.role, m.text)
+            if m.is_tool or not m.text.strip() or key in seen:
+                continue
+            seen.add(key)
+            turns.append(f"{m.role}: {' '.join(m.text.split())[:2000]}")
+    text = "\n".join(turns)
+    if len(text.encode()) > EXCERPT_MAX_BYTES:  # keep the start and the end, where the decisions are
+        half = EXCERPT_MAX_BYTES // 2
+        text = truncate_utf8(text, half) + "\n[…]\n" + text.encode()[-half:].decode("utf-8", "ignore")
+    return clean_summary(text)
+
+
+def llm_summary(path: Path, llm: object, fmt: str = "claude_code") -> str:
+    """The model's summary of a transcript (`LLM.structured`), scrubbed like the extractive one."""
+    from hippo_core.work_memory import (
+        SESSION_SUMMARY_SYSTEM,
+        SessionSummary,
+        session_summary_prompt,
+        session_summary_text,
+    )
+
+    result, _ = llm.structured(  # type: ignore[attr-defined]
+        SessionSummary, SESSION_SUMMARY_SYSTEM, session_summary_prompt(transcript_excerpt(path, fmt))
+    )
+    return truncate_utf8(clean_summary(session_summary_text(result)), 6 * 1024)
+
+
 def summary_text(asked: str | None, reply: str | None) -> str:
     parts = []
     if asked:
@@ -196,20 +240,29 @@ def service_from_env(env: Mapping[str, str]) -> WorkMemory:
     return hook_work_memory(settings_for(env))
 
 
-def start_ingest(agent: str, env: Mapping[str, str]) -> str:
-    """Start `hippo ingest <agent>` detached (incremental: dlt keeps each log's byte offset), unless
-    HIPPO_HOOK_INGEST is off; the agent does not wait for it. Its output goes to logs/hook-ingest.log."""
+def start_background(agent: str, env: Mapping[str, str], summarize: list[str]) -> str:
+    """Start the slow part of SessionEnd detached, so the agent does not wait: the LLM summary when an
+    ANTHROPIC_API_KEY is set (`summarize` = project, session id, transcript) and `hippo ingest <agent>`
+    (incremental: dlt keeps each log's byte offset) unless HIPPO_HOOK_INGEST is off. Output goes to
+    logs/hook-ingest.log."""
     settings = settings_for(env)
-    if not settings.hook_ingest:
-        return "ingest off"
+    args = [
+        *(["--ingest"] if settings.hook_ingest else []),
+        *(["--summarize", *summarize] if settings.anthropic_api_key else []),
+    ]
+    if not args:
+        return "no background work (ingest off, no LLM key)"
     log_path = settings.home.expanduser() / "logs" / "hook-ingest.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as out:
         proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-            [sys.executable, "-m", "hippo_work.background", agent],
+            [sys.executable, "-m", "hippo_work.background", agent, *args],
             stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=dict(env), start_new_session=True,
         )  # fmt: skip
-    return f"ingest started (pid {proc.pid})"
+    what = " and ".join(
+        w for w, on in (("ingest", "--ingest" in args), ("LLM summary", "--summarize" in args)) if on
+    )
+    return f"{what} started (pid {proc.pid})"
 
 
 ServiceFactory = Callable[[Mapping[str, str]], "WorkMemory"]
@@ -251,9 +304,9 @@ def handle(
         )
         what = f"checkpoint {slug} seq {result.seq}{' (resend)' if result.duplicate else ''}"
         try:
-            what += "; " + start_ingest(agent, env)
+            what += "; " + start_background(agent, env, [slug, payload.session_id, str(path)])
         except Exception as exc:  # noqa: BLE001 - the checkpoint is kept; the next session ingests
-            what += f"; ingest not started: {exc}"
+            what += f"; background work not started: {exc}"
         return "", what
     return "", f"ignored event {event!r}"
 
