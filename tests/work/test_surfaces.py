@@ -8,6 +8,7 @@ import socket
 import subprocess
 from pathlib import Path
 
+import psycopg2
 import pytest
 from dagster import materialize
 from fastapi.testclient import TestClient
@@ -17,6 +18,8 @@ from hippo_core import approvals
 from hippo_core.ghost import ALLOWLIST
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
+from hippo_resources.ghost_store import GhostStore
+from hippo_resources.work_store import WorkStore
 from hippo_server.app import create_app
 from tests.conftest import make_vault
 
@@ -30,13 +33,36 @@ def closed_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def settings(tmp_path: Path) -> HippoSettings:
+PG_DSN = "postgresql://postgres@127.0.0.1:5432/hippo_agents_test"
+
+
+def fresh_pg() -> str:
+    """This file's own database, its work and ghost schemas dropped (and forgotten by this process)."""
+    try:
+        admin = psycopg2.connect(PG_DSN.rsplit("/", 1)[0] + "/postgres", connect_timeout=3)
+    except psycopg2.Error as exc:
+        pytest.skip(f"no local PostgreSQL: {exc}")
+    admin.autocommit = True
+    with admin.cursor() as cur:
+        cur.execute("SELECT 1 FROM pg_database WHERE datname = 'hippo_agents_test'")
+        if cur.fetchone() is None:
+            cur.execute("CREATE DATABASE hippo_agents_test")
+    admin.close()
+    with psycopg2.connect(PG_DSN) as conn, conn.cursor() as cur:
+        cur.execute("DROP SCHEMA IF EXISTS hippo_work CASCADE; DROP SCHEMA IF EXISTS hippo_ghost CASCADE")
+    WorkStore(pg_dsn=PG_DSN).forget_schema()
+    GhostStore(pg_dsn=PG_DSN).forget_schema()
+    return PG_DSN
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def settings(tmp_path: Path, request: pytest.FixtureRequest) -> HippoSettings:
     return HippoSettings(
         vault=make_vault(tmp_path, with_inbox=False),
         home=tmp_path / "home",
         embed_url=f"http://127.0.0.1:{closed_port()}/v1",
         embed_retries=1,
+        pg_dsn=fresh_pg() if request.param == "postgres" else None,
     )
 
 
@@ -107,6 +133,7 @@ def test_rest_work_routes(client: TestClient, settings: HippoSettings) -> None:
     assert resume["handoff"] == "Second handoff." and resume["cursor"].endswith(":5")
     assert [i["what"] for i in resume["open_items"]] == ["pool fix."]
     assert {c["session_id"] for c in resume["checkpoints"]} == {"sess-b"}  # other sessions only
+    assert (settings.home / "work.sqlite").exists() == (settings.pg_dsn is None)  # the store is where it says
 
 
 def tick(vault: Path, path: str) -> None:
