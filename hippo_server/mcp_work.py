@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from hippo_core.settings import HippoSettings
     from hippo_resources.vault import Vault
-    from hippo_server.search import SearchEngine
+    from hippo_search.pipeline import SearchEngine
     from hippo_work.ghost import Embedding, GhostLayer
     from hippo_work.service import WorkMemory
 
@@ -246,11 +246,11 @@ def gate(mcp: MCPServer, caps: Capabilities) -> list[str]:
 
 def build_stdio_server(settings: HippoSettings) -> tuple[MCPServer, Capabilities]:
     """The librarian's tools plus work memory and the ghost layer, gated by what exists, for stdio."""
-    from hippo_server.app import engine_from_settings
+    from hippo_search.pipeline import open_engine
     from hippo_server.conversations import ConversationMemory
     from hippo_server.mcp_tools import build_mcp
 
-    engine = engine_from_settings(settings)
+    engine = open_engine(settings)
     caps = capabilities(settings, engine)
     vault = engine.vault if caps.vault else None
     services = WorkServices.from_settings(settings, vault, engine.embedder)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ from mcp import Client
 
 from hippo_core.settings import HippoSettings
 from hippo_resources.lexical_store import MANIFEST
-from hippo_server.app import engine_from_settings
+from hippo_search.pipeline import open_engine
 from hippo_server.conversations import ConversationMemory
 from hippo_server.mcp_tools import build_mcp
 from hippo_server.mcp_work import INDEX_TOOLS, WorkServices, capabilities, gate
@@ -23,7 +23,7 @@ def settings_for(tmp_path: Path) -> HippoSettings:
 
 
 def server(settings: HippoSettings):  # noqa: ANN201
-    engine = engine_from_settings(settings)
+    engine = open_engine(settings)
     services = WorkServices.from_settings(settings, engine.vault, None)  # no embedder: shared-word ranking
     mcp = build_mcp(engine, ConversationMemory(settings.chunks_dir, engine.vault), services)
     return mcp, engine, services
