@@ -332,6 +332,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for python -m eval")
     p.set_defaults(func=cmd_eval)
+
+    from hippo_cli.work import add_commands
+
+    add_commands(sub, common, _settings)  # work, hook, ghost, mcp (hippo_cli/work.py)
     return parser
 
 
@@ -342,6 +346,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["hook"] and len(given) > 1 and given[1] not in ("install", "log", "-h", "--help"):
+        return _agent_hook(given[1:])  # an agent runs this: claude-code, codex (an unknown name logs usage)
     restore_interrupt_signals()  # nightly runs start from cron with SIGINT ignored
     args = build_parser().parse_args(argv)
     try:
@@ -355,6 +362,17 @@ def main(argv: list[str] | None = None) -> int:
         # `hippo search --json | head -c 10`: the reader left; say nothing more, as `cat` would.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a command ended by a closed pipe
+
+
+def _agent_hook(argv: list[str]) -> int:
+    """`hippo hook claude-code|codex` runs at every agent session start and end: no parser, no imports
+    beyond the hook's own, and never a failure for the agent (exit 0 whatever happens)."""
+    try:
+        from hippo_work.hooks import main as hook_main
+    except BaseException as exc:  # noqa: BLE001 - never fail the agent
+        print(f"hippo hook: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 0
+    return hook_main(argv)
 
 
 if __name__ == "__main__":

@@ -122,6 +122,25 @@ class HippoSettings(BaseSettings):
         "PostgreSQL (secret).",
     )
 
+    # --- agents: work memory, hooks and the ghost layer ----------------------------------------------
+    resume_budget: int = Field(
+        default=8192,
+        ge=1024,
+        le=256 * 1024,
+        description="Bytes of JSON `hippo_resume` returns at most (handoff, checkpoints, open worklog items).",
+    )
+    project: str | None = Field(
+        default=None,
+        description="Project slug the agent hooks use instead of the git repository's (or cwd's) folder name.",
+    )
+    hook_ingest: bool = Field(
+        default=True,
+        description="SessionEnd hooks also start `hippo ingest <agent>` in the background (incremental).",
+    )
+    ghost_half_life_days: float = Field(
+        default=90.0, gt=0, description="Half-life of a shared ghost memory's recency in ghost search."
+    )
+
     # --- Dagster -----------------------------------------------------------------------------------
     executor: Literal["in_process", "multiprocess"] = Field(
         default="in_process",
@@ -160,6 +179,9 @@ class HippoSettings(BaseSettings):
     )
     cron_backup: str = Field(
         default="0 4 * * *", description="nightly_backup: snapshot the non-rebuildable stores."
+    )
+    cron_ghost: str = Field(
+        default="20 4 * * *", description="nightly_ghost: promote approved shared memories (ghost_memories)."
     )
 
     # The variables `from_env` read from the process environment (secrets among them become EnvVar).
