@@ -100,7 +100,7 @@ def check_vault(settings: HippoSettings) -> Check:
 
 
 def _markdown(root: Path) -> Any:
-    for dirpath, dirnames, filenames in os.walk(root):
+    for _dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
         yield from (n for n in filenames if n.lower().endswith((".md", ".markdown")))
 

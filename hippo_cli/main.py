@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -354,10 +355,8 @@ def _reader_gone() -> int:
     interpreter's last flush is silent, and exit as a Unix tool killed by SIGPIPE would (141)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             os.dup2(devnull, stream.fileno())
-        except (OSError, ValueError):
-            pass
     return 128 + 13
 
 
