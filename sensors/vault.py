@@ -23,8 +23,10 @@ from dagster import (
 )
 
 from hippo_core.vault_changes import Stat, fingerprint
-from hippo_core.vault_layout import INBOX, is_indexed
+from hippo_core.vault_layout import INBOX, NOT_INDEXED, NOT_INDEXED_FILES
 from hippo_resources import Vault
+
+MARKDOWN = (".md", ".markdown")
 
 
 def vault_look(vault: Vault, inbox: bool = False) -> dict[str, Stat]:
@@ -32,28 +34,34 @@ def vault_look(vault: Vault, inbox: bool = False) -> dict[str, Stat]:
 
     The same files as `Vault.markdown_files` filtered by `is_indexed` (a test holds them equal), found
     with one `scandir` walk whose entries carry their stat: about 20 times cheaper on a large vault, which
-    matters to a sensor tick and to every pass of `hippo watch`."""
+    matters to a sensor tick and to every pass of `hippo watch`. Folders search never reads are not
+    entered."""
     root = vault.path
     look: dict[str, Stat] = {}
     stack = [(root, "")]
     while stack:
         folder, prefix = stack.pop()
+        in_inbox = prefix == INBOX + "/"
         try:
             entries = list(os.scandir(folder))
         except OSError:
             continue  # removed or unreadable meanwhile
         for entry in entries:
-            if entry.name.startswith("."):
+            name = entry.name
+            if name.startswith("."):
                 continue
-            rel = prefix + entry.name
+            rel = prefix + name
             try:
                 if entry.is_dir(follow_symlinks=False):  # as os.walk: a linked folder is not entered
-                    stack.append((Path(entry.path), rel + "/"))
+                    if not in_inbox and (rel not in NOT_INDEXED or (inbox and rel == INBOX)):
+                        stack.append((Path(entry.path), rel + "/"))
+                    continue
+                note = name.lower().endswith(MARKDOWN) and rel not in NOT_INDEXED_FILES
+                if not (inbox if in_inbox else note):
                     continue
                 if entry.is_symlink() and root not in Path(entry.path).resolve().parents:
                     continue  # leads out of the vault: never read through it
-                keep = is_indexed(rel) or (inbox and prefix == INBOX + "/")
-                if keep and entry.is_file():
+                if entry.is_file():
                     st = entry.stat()
                     look[rel] = (st.st_size, st.st_mtime_ns)
             except OSError:
