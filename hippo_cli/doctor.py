@@ -246,35 +246,29 @@ def check_settings(settings: HippoSettings, environ: dict[str, str]) -> Check:
 
 
 def check_frontmatter(settings: HippoSettings) -> Check:
-    """Frontmatter values outside the contract (issue 14 point 2), when the vault reader can list them."""
+    """Frontmatter values outside the contract (issue 14 point 2): kept and indexed, reported once each."""
     from hippo_resources.vault import Vault
 
     vault = Vault(root=str(settings.vault))
-    lister: Callable[[], Any] | None = getattr(vault, "unknown_frontmatter_values", None)
+    lister: Callable[[], list[dict[str, Any]]] | None = getattr(vault, "unknown_frontmatter_values", None)
     if lister is None:
-        return Check("frontmatter", "WARN", "this version cannot list unknown frontmatter values yet", "")
+        return Check("frontmatter", "WARN", "this version cannot list unknown frontmatter values yet")
     if not vault.path.is_dir():
-        return Check("frontmatter", "WARN", "no vault to read", "")
+        return Check("frontmatter", "WARN", "no vault to read", "see the vault check")
     found = lister()
     if not found:
-        return Check("frontmatter", "OK", "every status, type and confidence value is one the contract knows")
-    shown = ", ".join(f"{k}: {v}" for k, v in list(_pairs(found))[:8])
+        return Check("frontmatter", "OK", "every status, type and confidence value is one SCHEMA.md lists")
+    shown = "; ".join(
+        f"{v.get('field')}: {v.get('value')} ({v.get('notes')} notes, e.g. {v.get('example')})"
+        for v in found[:8]
+    )
+    more = f" and {len(found) - 8} more" if len(found) > 8 else ""
     return Check(
         "frontmatter",
         "WARN",
-        f"values outside the contract (kept as written, rank neutral): {shown}",
-        "nothing to do, or use a value SCHEMA.md lists to give the note its weight",
+        f"values outside the contract, kept as written and rank neutral: {shown}{more}",
+        "nothing to do; or use a value SCHEMA.md lists to give those notes their weight",
     )
-
-
-def _pairs(found: Any) -> Any:
-    if isinstance(found, dict):
-        for key, values in found.items():
-            for value in values if isinstance(values, list | tuple | set) else [values]:
-                yield key, value
-    else:
-        for item in found:
-            yield (item[0], item[1]) if isinstance(item, tuple | list) else ("value", item)
 
 
 # --- settings table -----------------------------------------------------------------------------------
