@@ -96,11 +96,12 @@ def watch(
         with contextlib.suppress(BrokenPipeError, ValueError):
             print(f"[{time.strftime('%H:%M:%S')}] {line}", file=stream, flush=True)
 
+    from hippo_cli.vault_init import looks_like_vault
+
     vault = Vault(root=str(settings.vault))
-    if not vault.path.is_dir():
-        print(
-            f"hippo watch: vault not found at {vault.path} (run `hippo init` or set HIPPO_VAULT)", file=stream
-        )
+    if not vault.path.is_dir() or not looks_like_vault(vault.path):
+        what = "not initialised" if vault.path.is_dir() else "not found"
+        print(f"hippo watch: vault {what} at {vault.path}: run `hippo init {vault.path}`", file=stream)
         return 2
     wake = _Wake()
     _install_stop(wake, say)
