@@ -131,8 +131,13 @@ def test_sigint_during_a_run_lets_the_run_finish_then_stops(
     assert [r.status for r in runs] == [DagsterRunStatus.SUCCESS]  # never left STARTED
 
 
-def test_watch_without_a_vault_says_so(tmp_path: Path) -> None:
-    env = {**os.environ, "HIPPO_VAULT": str(tmp_path / "none"), "DAGSTER_HOME": str(tmp_path / "d")}
+@pytest.mark.parametrize("kind", ["missing", "plain folder"])
+def test_watch_without_a_vault_says_so(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / "notes"
+    if kind == "plain folder":
+        target.mkdir()
+        (target / "todo.md").write_text("# todo\n", encoding="utf-8")
+    env = {**os.environ, "HIPPO_VAULT": str(target), "DAGSTER_HOME": str(tmp_path / "d")}
     out = subprocess.run(
         [sys.executable, "-m", "hippo_cli.main", "watch"],
         env=env,
@@ -140,4 +145,6 @@ def test_watch_without_a_vault_says_so(tmp_path: Path) -> None:
         text=True,
         timeout=120,
     )
-    assert out.returncode == 2 and "hippo init" in out.stderr
+    assert out.returncode == 2 and f"hippo init {target}" in out.stderr
+    if kind == "plain folder":
+        assert sorted(p.name for p in target.iterdir()) == ["todo.md"]  # nothing was laid out
