@@ -17,8 +17,8 @@ import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 
 from hippo_core.settings import HippoSettings
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 
 NOTE = "20-wiki/health/sleep-hygiene.md"
 RUN_TIMEOUT_S = 600  # a run on a loaded 2-core machine; a healthy one takes seconds
@@ -110,7 +110,7 @@ def test_an_edit_is_indexed_and_found_then_sigterm_stops_it(
     assert f"1 changed: {NOTE}" in changed
     watcher.wait_for("indexed in")
     seconds = time.monotonic() - edited_at
-    hits = engine_from_settings(settings).search(SearchRequest(query="qwzpfx", mode="lexical")).results
+    hits = open_engine(settings, log=False).search(SearchRequest(query="qwzpfx", mode="lexical")).results
     assert hits and hits[0].path == NOTE, f"not found {seconds:.1f} s after the edit"
 
     assert watcher.stop(signal.SIGTERM) == 0

@@ -12,8 +12,8 @@ from hippo_core.settings import HippoSettings
 from hippo_core.vault_changes import changed_paths, fingerprint
 from hippo_core.vault_layout import is_indexed
 from hippo_resources import Vault
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from sensors.vault import build_vault_sensor, vault_look
 
 SENSOR = build_vault_sensor("refresh_job")
@@ -105,5 +105,5 @@ def test_the_requested_run_makes_an_edit_searchable(indexed: HippoSettings) -> N
     assert run.success
     embedded = run.asset_materializations_for_node("embeddings")[-1].metadata
     assert embedded["embedded"].value < embedded["chunks"].value  # incremental: the rest was reused
-    hits = engine_from_settings(indexed).search(SearchRequest(query="zyxwvutsr", mode="lexical")).results
+    hits = open_engine(indexed, log=False).search(SearchRequest(query="zyxwvutsr", mode="lexical")).results
     assert hits and hits[0].path == NOTE
