@@ -44,11 +44,14 @@ from eval.beir import (
     conv_of,
     index_rows,
     load_beir,
+    passage_text,
     select_queries,
 )
 from eval.metrics import score_query
 from hippo_core.adaptive_fusion import FEATURES, FusionModel, fuse_adaptive, fuse_with_weak, lane_signals
 from hippo_core.ranking import RankingParams, solo_match_floor
+from hippo_core.rerank import reorder
+from hippo_resources.reranker import Reranker
 
 DEFAULT_DUMPS = Path("~/.cache/hippocampus/loso")
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
@@ -57,6 +60,7 @@ LAMBDAS: tuple[float, ...] = (0.01, 0.1, 1.0, 10.0)
 OLD_SHARE = 0.6
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 ROWS = ("lexical", "semantic", "old fused 0.6", "fixed share (LOSO)", "adaptive (LOSO)")
+RERANK_ROW = "adaptive + rerank"
 
 
 class LosoError(ValueError):
@@ -358,10 +362,17 @@ def choose_model(tables: Sequence[Table]) -> tuple[FusionModel, float]:
 
 
 def evaluate_rows(
-    lanes: SetLanes, params: RankingParams, share: float, model: FusionModel
+    lanes: SetLanes,
+    params: RankingParams,
+    share: float,
+    model: FusionModel,
+    reranker: Reranker | None = None,
 ) -> dict[str, dict[str, float]]:
-    """The five rows for one left-out set, through the product's own fusion code."""
-    totals: dict[str, dict[str, float]] = {row: {} for row in ROWS}
+    """The rows for one left-out set, through the product's own fusion code (and reranker, when given)."""
+    rows = (*ROWS, RERANK_ROW) if reranker is not None else ROWS
+    totals: dict[str, dict[str, float]] = {row: {} for row in rows}
+    texts = _corpus_texts(lanes) if reranker is not None else {}
+    degraded: list[str] = []
     old = params.model_copy(update={"lexical_share": OLD_SHARE})
     fixed = params.model_copy(update={"lexical_share": share})
     shares: list[float] = []
@@ -377,16 +388,39 @@ def evaluate_rows(
             "fixed share (LOSO)": to_docs([c.chunk_id for c in kept_fix + weak_fix]),
             "adaptive (LOSO)": to_docs([c.chunk_id for c in kept_ad + weak_ad]),
         }
+        if reranker is not None:
+            fused = ranked["adaptive (LOSO)"]
+            head = fused[: reranker.top_n]
+            outcome = reranker.rerank(q.text, [texts.get(d, "") for d in head])
+            if outcome.status == "ok" and outcome.scores is not None:
+                ranked[RERANK_ROW] = reorder(fused, outcome.scores)
+            else:
+                ranked[RERANK_ROW] = fused
+                degraded.append(outcome.reason or outcome.status)
         for row, docs in ranked.items():
             for k, v in score_query(docs[:10], q.relevant).items():
                 totals[row][k] = totals[row].get(k, 0.0) + v
     n = max(len(lanes.queries), 1)
     out = {row: {k: v / n for k, v in m.items()} for row, m in totals.items()}
     out["adaptive (LOSO)"]["share_mean"] = float(np.mean(shares)) if shares else 0.0
+    if reranker is not None:
+        out[RERANK_ROW]["degraded"] = float(len(degraded))
+        if degraded:
+            print(
+                f"[{lanes.name}] reranker degraded on {len(degraded)} queries: {degraded[0]}", file=sys.stderr
+            )
     return out
 
 
-def loso(sets: Sequence[SetLanes], params: RankingParams | None = None) -> dict[str, Any]:
+def _corpus_texts(lanes: SetLanes) -> dict[str, str]:
+    """Doc id → the text the reranker reads (the dump names its BEIR folder)."""
+    beir = load_beir(lanes.meta["folder"])
+    return {d.id: passage_text(d) for d in beir.docs}
+
+
+def loso(
+    sets: Sequence[SetLanes], params: RankingParams | None = None, reranker: Reranker | None = None
+) -> dict[str, Any]:
     """Every set left out once: choices made on the others, figures on it."""
     if len(sets) < 2:
         raise LosoError("leave-one-set-out needs at least two dumped sets")
@@ -397,7 +431,7 @@ def loso(sets: Sequence[SetLanes], params: RankingParams | None = None) -> dict[
         train = [tables[o.name] for o in sets if o.name != s.name]
         share = choose_share(train)
         model, lam = choose_model(train)
-        rows = evaluate_rows(s, params, share, model)
+        rows = evaluate_rows(s, params, share, model, reranker)
         results[s.name] = {
             "queries": len(s.queries),
             "trained_on": [t.name for t in train],
@@ -434,7 +468,7 @@ def render(results: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for name, r in results.items():
-        for row in ROWS:
+        for row in [row for row in (*ROWS, RERANK_ROW) if row in r["rows"]]:
             m = r["rows"][row]
             share = {
                 "old fused 0.6": "0.6 (in-sample)",
@@ -476,6 +510,12 @@ def _parser() -> argparse.ArgumentParser:
         s.add_argument("--sets")
         if name == "run":
             s.add_argument("--json", type=Path)
+            s.add_argument(
+                "--rerank-url", help="also rerank the adaptive top N through this /rerank endpoint"
+            )
+            s.add_argument("--rerank-top-n", type=int, default=20)
+            s.add_argument("--rerank-timeout", type=float, default=10.0)
+            s.add_argument("--rerank-field", choices=("documents", "texts"), default="documents")
         else:
             s.add_argument(
                 "--out",
@@ -533,7 +573,17 @@ def main(argv: list[str] | None = None) -> int:
             args.out.write_text(json.dumps(model.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
             print(f"wrote {args.out} (lambda {lam}, sets {', '.join(s.name for s in sets)})")
             return EXIT_OK
-        results = loso(sets)
+        reranker = (
+            Reranker(
+                url=args.rerank_url,
+                top_n=args.rerank_top_n,
+                timeout_seconds=args.rerank_timeout,
+                documents_field=args.rerank_field,
+            )
+            if args.rerank_url
+            else None
+        )
+        results = loso(sets, reranker=reranker)
         print(render(results))
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

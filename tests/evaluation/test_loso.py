@@ -79,3 +79,29 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert '"command": "python -m eval.loso train"' in out.read_text()
     assert loso.main(["run", "--dumps", str(tmp_path), "--sets", "nope"]) == 2
     assert loso.main(["run", "--dumps", str(tmp_path / "none")]) == 2
+
+
+def test_rerank_row_through_a_real_server(
+    tmp_path: Path, embed_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.fake_rerank import RerankServer
+
+    dumps = tmp_path / "dumps"
+    loso.dump_set(TINY, dumps, cache=embed_cache, embed_passages=True)
+    # a second set: the same lanes under another name (LOSO needs two)
+    other = loso.load_dump(dumps / "beir-tiny.json.gz")
+    other.name = "beir-tiny-copy"
+    loso.write_dump(dumps / "beir-tiny-copy.json.gz", other)
+    server = RerankServer()
+    try:
+        server.mode = "vllm"
+        assert loso.main(["run", "--dumps", str(dumps), "--rerank-url", server.url]) == 0
+        assert server.bodies and "documents" in server.bodies[-1]
+        assert "| beir-tiny | 9 | adaptive + rerank |" in capsys.readouterr().out
+        server.mode = "500"
+        results = loso.loso(loso.load_dumps(dumps), reranker=loso.Reranker(url=server.url))
+        rows = results["beir-tiny"]["rows"]
+        assert rows["adaptive + rerank"]["degraded"] == 9  # every query fell back to the fused order
+        assert rows["adaptive + rerank"]["hit@1"] == rows["adaptive (LOSO)"]["hit@1"]
+    finally:
+        server.close()
