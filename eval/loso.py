@@ -502,6 +502,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     d.add_argument("--embed-passages", action="store_true")
+    d.add_argument("--force", action="store_true", help="dump again a set that is already dumped")
     for name, help_ in (
         ("run", "leave-one-set-out figures"),
         ("train", "fit the shipped model on every set"),
@@ -540,18 +541,34 @@ def main(argv: list[str] | None = None) -> int:
             folders = beir_folders(args.data, args.sets)
             if not folders:
                 raise LosoError(f"no BEIR folder under {args.data}")
+            made = 0
             for folder in folders:
-                dump_set(
-                    folder,
-                    dumps,
-                    args.max_queries,
-                    args.seed,
-                    args.cache,
-                    args.embed_passages,
-                    lambda m: print(m, file=sys.stderr, flush=True),
-                )
-            return EXIT_OK
+                done = dumps / f"{folder.name}.json.gz"
+                if done.exists() and not args.force:
+                    print(f"[{folder.name}] already dumped ({done}; --force redoes it)", file=sys.stderr)
+                    made += 1
+                    continue
+                try:
+                    dump_set(
+                        folder,
+                        dumps,
+                        args.max_queries,
+                        args.seed,
+                        args.cache,
+                        args.embed_passages,
+                        lambda m: print(m, file=sys.stderr, flush=True),
+                    )
+                    made += 1
+                except (
+                    LosoError
+                ) as exc:  # a set the embedding job has not reached yet: the others still count
+                    print(f"skipped: {exc}", file=sys.stderr)
+            return EXIT_OK if made else EXIT_BAD_INPUT
         sets = load_dumps(dumps, args.sets)
+        print(
+            f"sets: {', '.join(f'{s.name} ({len(s.queries)} queries)' for s in sets)} from {dumps}",
+            file=sys.stderr,
+        )
         if args.cmd == "train":
             params = RankingParams()
             tables = [build_table(s, params) for s in sets]
