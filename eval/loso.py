@@ -101,8 +101,12 @@ def dump_set(
     cache: Path = DEFAULT_CACHE,
     embed_passages: bool = False,
     progress: Callable[[str], None] | None = None,
+    cached_subset: bool = False,
 ) -> Path:
-    """Build one set's lanes once and write every query's two lists; returns the dump's path."""
+    """Build one set's lanes once and write every query's two lists; returns the dump's path.
+
+    `cached_subset`: when some passages are not embedded yet, keep only the rows that are and the queries
+    whose every relevant doc kept a row, under the name `<set>-subset` (a smaller, easier corpus: say so)."""
     from hippo_core.bm25 import BM25Index
     from hippo_core.tokenize import Tokenizer, is_bigram
     from hippo_resources.embedder import Embedder
@@ -122,7 +126,22 @@ def dump_set(
     embedder = Embedder(cache_path=str(Path(cache).expanduser()), threads=1)
     # One embedding process at a time on a shared machine: a set is dumped from cached passages only,
     # unless the caller says embedding here is fine.
-    missing = len(passages) - len(embedder._cache_get([embedder.hash_for(p) for p in passages]))  # noqa: SLF001
+    hashes = [embedder.hash_for(p) for p in passages]
+    cached = embedder._cache_get(hashes)  # noqa: SLF001 - a read of the shared cache, nothing embedded
+    missing = len(passages) - len(cached)
+    name = beir.name
+    subset: dict[str, int] | None = None
+    if missing and cached_subset and not embed_passages:
+        rows = [r for r, h in zip(rows, hashes, strict=True) if h in cached]
+        row_ids = [r[0] for r in rows]
+        passages = [r[2] for r in rows]
+        kept_docs = {beir.docs[r[1]].id for r in rows}
+        queries = [q for q in queries if beir.qrels[q.id] <= kept_docs]
+        name, missing = f"{beir.name}-subset", 0
+        subset = {"docs": len(kept_docs), "of_docs": len(beir.docs), "queries": len(queries)}
+        if not queries:
+            raise LosoError(f"{beir.name}: no query has all its relevant docs among the embedded passages")
+        say(f"[{name}] {len(kept_docs)} of {len(beir.docs)} docs embedded; {len(queries)} queries answerable")
     if missing and not embed_passages:
         raise LosoError(
             f"{beir.name}: {missing} of {len(passages)} passages are not in {cache}; run `eval.bench` on it "
@@ -155,7 +174,8 @@ def dump_set(
             }
         )
     meta = {
-        "set": beir.name,
+        "set": name,
+        "subset": subset,
         "folder": str(beir.folder),
         "mode": "per-conversation" if per_conv else "whole corpus",
         "docs": len(beir.docs),
@@ -170,9 +190,9 @@ def dump_set(
         "made": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
     out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / f"{beir.name}.json.gz"
-    write_dump(path, SetLanes(beir.name, [], meta), raw_queries=out)
-    say(f"[{beir.name}] wrote {path}")
+    path = out_dir / f"{name}.json.gz"
+    write_dump(path, SetLanes(name, [], meta), raw_queries=out)
+    say(f"[{name}] wrote {path}")
     return path
 
 
@@ -503,6 +523,11 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     d.add_argument("--embed-passages", action="store_true")
     d.add_argument("--force", action="store_true", help="dump again a set that is already dumped")
+    d.add_argument(
+        "--cached-subset",
+        action="store_true",
+        help="a set not fully embedded yet: dump `<set>-subset`, its embedded docs and the queries they answer",
+    )
     for name, help_ in (
         ("run", "leave-one-set-out figures"),
         ("train", "fit the shipped model on every set"),
@@ -557,6 +582,7 @@ def main(argv: list[str] | None = None) -> int:
                         args.cache,
                         args.embed_passages,
                         lambda m: print(m, file=sys.stderr, flush=True),
+                        args.cached_subset,
                     )
                     made += 1
                 except (

@@ -105,3 +105,36 @@ def test_rerank_row_through_a_real_server(
         assert rows["adaptive + rerank"]["hit@1"] == rows["adaptive (LOSO)"]["hit@1"]
     finally:
         server.close()
+
+
+def test_cached_subset_keeps_only_embedded_docs_and_the_queries_they_answer(
+    tmp_path: Path, embed_cache: Path
+) -> None:
+    import shutil
+
+    from eval.beir import index_rows, load_beir
+    from hippo_resources.embedder import Embedder
+
+    beir = load_beir(TINY)
+    rows = index_rows(beir.docs, exchanges=True)
+    cache = tmp_path / "part.sqlite"
+    if embed_cache.exists():
+        shutil.copy(embed_cache, cache)
+    Embedder(cache_path=str(cache)).embed([r[2] for r in rows], role="passage")  # all, from the shared cache
+    # drop the rows of one doc from the copy: that doc and the queries it answers leave the subset
+    gone = beir.docs[0].id
+    embedder = Embedder(cache_path=str(cache))
+    import sqlite3
+
+    with sqlite3.connect(cache) as conn:
+        for r in rows:
+            if beir.docs[r[1]].id == gone:
+                conn.execute("DELETE FROM vectors WHERE embed_hash = ?", (embedder.hash_for(r[2]),))
+    with pytest.raises(loso.LosoError, match="not in"):
+        loso.dump_set(TINY, tmp_path / "d", cache=cache)
+    path = loso.dump_set(TINY, tmp_path / "d", cache=cache, cached_subset=True)
+    lanes = loso.load_dump(path)
+    assert lanes.name == "beir-tiny-subset" and lanes.meta["subset"]["docs"] == len(beir.docs) - 1
+    answered_by_gone = {q for q, rel in beir.qrels.items() if gone in rel}
+    assert answered_by_gone and not answered_by_gone & {q.id for q in lanes.queries}
+    assert all(loso.row_doc(c) != gone for q in lanes.queries for c, _ in q.lexical + q.semantic)
