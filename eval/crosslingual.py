@@ -1,6 +1,6 @@
 """Cross-lingual recall: MS MARCO questions in one language against the passages in the other.
 
-    python -m eval.crosslingual [DATA_DIR] [--out DIR] [--max-queries N] [--dumps DIR]
+    python -m eval.crosslingual [DATA_DIR] [--out DIR] [--max-queries N] [--doc-sample N] [--dumps DIR]
 
 `msmarco-ko` and `msmarco-en` are the same questions and passages under the same ids, one machine-translated.
 This makes two BEIR folders under `--out` (a cache folder; nothing is committed): `xling-ko2en` (Korean
@@ -92,6 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", type=Path, default=DEFAULT_OUT)
     p.add_argument("--dumps", type=Path, default=DEFAULT_OUT / "dumps")
     p.add_argument("--max-queries", type=int)
+    p.add_argument(
+        "--doc-sample",
+        type=int,
+        help="the corpus cut of `eval.loso dump --doc-sample N` (same seed, same ids: same docs in both languages)",
+    )
+    p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     p.add_argument("--model", type=Path, help="adaptive fusion weights (default: the shipped ones)")
     args = p.parse_args(argv)
@@ -103,7 +109,9 @@ def main(argv: list[str] | None = None) -> int:
                 folder,
                 args.dumps.expanduser(),
                 args.max_queries,
+                seed=args.seed,
                 cache=args.cache,
+                doc_sample=args.doc_sample,
                 progress=lambda m: print(m, file=sys.stderr, flush=True),
             )
             lanes = load_dump(path)

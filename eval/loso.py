@@ -27,6 +27,7 @@ import datetime as dt
 import gzip
 import json
 import os
+import random
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -39,6 +40,7 @@ from eval.beir import (
     DEFAULT_DATA,
     EXCHANGE_SUFFIX,
     BeirError,
+    Query,
     beir_folders,
     check_conversations,
     conv_of,
@@ -102,11 +104,15 @@ def dump_set(
     embed_passages: bool = False,
     progress: Callable[[str], None] | None = None,
     cached_subset: bool = False,
+    doc_sample: int | None = None,
 ) -> Path:
     """Build one set's lanes once and write every query's two lists; returns the dump's path.
 
     `cached_subset`: when some passages are not embedded yet, keep only the rows that are and the queries
-    whose every relevant doc kept a row, under the name `<set>-subset` (a smaller, easier corpus: say so)."""
+    whose every relevant doc kept a row, under the name `<set>-subset` (a smaller, easier corpus: say so).
+    `doc_sample`: a corpus cut to the relevant docs of a seeded sample of that many queries (and every query
+    they answer), under the name `<set>-sample<N>`; the same seed and ids give the same cut in two sets that
+    share ids (MS MARCO en/ko)."""
     from hippo_core.bm25 import BM25Index
     from hippo_core.tokenize import Tokenizer, is_bigram
     from hippo_resources.embedder import Embedder
@@ -121,6 +127,19 @@ def dump_set(
         check_conversations(beir, queries)
     params = RankingParams()
     rows = index_rows(beir.docs, exchanges=per_conv)
+    set_name = beir.name
+    sample_meta: dict[str, int] | None = None
+    if doc_sample is not None:
+        if per_conv:
+            raise LosoError(f"{beir.name}: --doc-sample cuts a whole-corpus set, not conversations")
+        keep = set().union(*(beir.qrels[q.id] for q in select_queries(beir, doc_sample, seed)))
+        rows = [r for r in rows if beir.docs[r[1]].id in keep]
+        present = {beir.docs[r[1]].id for r in rows}
+        answerable = [q for q in beir.evaluable_queries() if beir.qrels[q.id] <= present]
+        queries = select_queries_from(answerable, max_queries, seed)
+        set_name = f"{beir.name}-sample{doc_sample}"
+        sample_meta = {"docs": len(present), "of_docs": len(beir.docs), "queries": len(queries)}
+        say(f"[{set_name}] {len(present)} of {len(beir.docs)} docs, {len(queries)} queries they answer")
     row_ids = [r[0] for r in rows]
     passages = [r[2] for r in rows]
     embedder = Embedder(cache_path=str(Path(cache).expanduser()), threads=1)
@@ -129,15 +148,15 @@ def dump_set(
     hashes = [embedder.hash_for(p) for p in passages]
     cached = embedder._cache_get(hashes)  # noqa: SLF001 - a read of the shared cache, nothing embedded
     missing = len(passages) - len(cached)
-    name = beir.name
-    subset: dict[str, int] | None = None
+    name = set_name
+    subset: dict[str, int] | None = sample_meta
     if missing and cached_subset and not embed_passages:
         rows = [r for r, h in zip(rows, hashes, strict=True) if h in cached]
         row_ids = [r[0] for r in rows]
         passages = [r[2] for r in rows]
         kept_docs = {beir.docs[r[1]].id for r in rows}
         queries = [q for q in queries if beir.qrels[q.id] <= kept_docs]
-        name, missing = f"{beir.name}-subset", 0
+        name, missing = f"{set_name}-subset", 0
         subset = {"docs": len(kept_docs), "of_docs": len(beir.docs), "queries": len(queries)}
         if not queries:
             raise LosoError(f"{beir.name}: no query has all its relevant docs among the embedded passages")
@@ -194,6 +213,14 @@ def dump_set(
     write_dump(path, SetLanes(name, [], meta), raw_queries=out)
     say(f"[{name}] wrote {path}")
     return path
+
+
+def select_queries_from(queries: list[Query], max_queries: int | None, seed: int) -> list[Query]:
+    """A seeded sample of `queries`, kept in order (as `select_queries` samples a set's own)."""
+    if max_queries is None or len(queries) <= max_queries:
+        return queries
+    keep = set(random.Random(seed).sample(range(len(queries)), max_queries))
+    return [q for i, q in enumerate(queries) if i in keep]
 
 
 def write_dump(path: Path, lanes: SetLanes, raw_queries: list[dict[str, Any]] | None = None) -> None:
@@ -524,6 +551,11 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--embed-passages", action="store_true")
     d.add_argument("--force", action="store_true", help="dump again a set that is already dumped")
     d.add_argument(
+        "--doc-sample",
+        type=int,
+        help="cut the corpus to the relevant docs of a seeded sample of N queries (dumped as <set>-sampleN)",
+    )
+    d.add_argument(
         "--cached-subset",
         action="store_true",
         help="a set not fully embedded yet: dump `<set>-subset`, its embedded docs and the queries they answer",
@@ -568,7 +600,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise LosoError(f"no BEIR folder under {args.data}")
             made = 0
             for folder in folders:
-                done = dumps / f"{folder.name}.json.gz"
+                suffix = f"-sample{args.doc_sample}" if args.doc_sample else ""
+                done = dumps / f"{folder.name}{suffix}.json.gz"
                 if done.exists() and not args.force:
                     print(f"[{folder.name}] already dumped ({done}; --force redoes it)", file=sys.stderr)
                     made += 1
@@ -583,6 +616,7 @@ def main(argv: list[str] | None = None) -> int:
                         args.embed_passages,
                         lambda m: print(m, file=sys.stderr, flush=True),
                         args.cached_subset,
+                        args.doc_sample,
                     )
                     made += 1
                 except (
