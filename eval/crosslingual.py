@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,10 +30,11 @@ DEFAULT_OUT = Path("~/.cache/hippocampus/crosslingual")
 ROWS = ("lexical", "semantic", "fused before (floor drops)", "fused + weak hits", "adaptive + weak hits")
 
 
-def make_sets(data: Path, out: Path) -> list[Path]:
-    """The two cross-lingual folders: question side's queries and qrels, the other side's corpus."""
+def make_sets(data: Path, out: Path, directions: Sequence[str] = tuple(DIRECTIONS)) -> list[Path]:
+    """The cross-lingual folders: question side's queries and qrels, the other side's corpus."""
     made = []
-    for name, (q_side, d_side) in DIRECTIONS.items():
+    for name in directions:
+        q_side, d_side = DIRECTIONS[name]
         q_dir, d_dir = data / q_side, data / d_side
         for path in (q_dir / QUERIES_FILE, q_dir / QRELS_FILE, d_dir / CORPUS_FILE):
             if not path.exists():
@@ -98,13 +100,22 @@ def main(argv: list[str] | None = None) -> int:
         help="the corpus cut of `eval.loso dump --doc-sample N` (same seed, same ids: same docs in both languages)",
     )
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--directions",
+        default=",".join(DIRECTIONS),
+        help=f"comma-separated, of {', '.join(DIRECTIONS)} (default: both)",
+    )
     p.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     p.add_argument("--model", type=Path, help="adaptive fusion weights (default: the shipped ones)")
     args = p.parse_args(argv)
     try:
         model = load_model(args.model.read_text(encoding="utf-8") if args.model else None)
         results: dict[str, Any] = {}
-        for folder in make_sets(args.data, args.out.expanduser()):
+        directions = [d for d in args.directions.split(",") if d]
+        unknown = set(directions) - set(DIRECTIONS)
+        if unknown:
+            raise LosoError(f"unknown direction(s) {', '.join(sorted(unknown))}")
+        for folder in make_sets(args.data, args.out.expanduser(), directions):
             path = dump_set(
                 folder,
                 args.dumps.expanduser(),
