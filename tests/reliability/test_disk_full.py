@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from hippo_core.settings import HippoSettings
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 
 
@@ -64,7 +64,7 @@ def hippo_run(settings: HippoSettings, tmp_path: Path) -> subprocess.CompletedPr
 
 
 def search_hits(settings: HippoSettings, query: str) -> list[str]:
-    return [h.anchor for h in engine_from_settings(settings).search(SearchRequest(query=query)).results]
+    return [h.anchor for h in open_engine(settings).search(SearchRequest(query=query)).results]
 
 
 def test_a_full_disk_fails_the_run_clearly_and_the_old_generation_is_served(
