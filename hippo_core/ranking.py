@@ -21,7 +21,9 @@ class RankingParams(BaseModel, frozen=True):
     # (similarity min-max scaled over the semantic pool). Unlike RRF it keeps how far ahead a lane's
     # best hit is: on KorQuAD, RRF (k 10) fell 7 points of Hit@1 below BM25 alone, convex fusion beat it
     # (README, "Ranking defaults, measured"). "rrf": weighted reciprocal-rank fusion, rrf_k and lane weights.
-    fusion: Literal["convex", "rrf"] = "convex"
+    # "adaptive": convex fusion with a lexical share decided per query from the lanes' own signals
+    # (hippo_core/adaptive_fusion.py, weights in adaptive_fusion.json, chosen by `python -m eval.loso`).
+    fusion: Literal["convex", "rrf", "adaptive"] = "convex"
     # 0.6: the best golden-set MRR@10 of 0.5-0.8, and the share at which fused beats both lanes on MS MARCO-ko
     # as well as on KorQuAD, ko-welfare and LoCoMo (0.7 loses MS MARCO-ko to the semantic lane).
     lexical_share: float = Field(
@@ -92,6 +94,7 @@ class Candidate(BaseModel):
     lexical_score: float | None = None
     semantic_rank: int | None = None
     semantic_score: float | None = None
+    weak: bool = False  # semantic-only and under the solo-match floor: returned after every other hit
 
     @property
     def lanes(self) -> list[str]:
