@@ -43,6 +43,9 @@ class RankingParams(BaseModel, frozen=True):
     # from the query's own background: its margin over the median similarity of the candidate pool.
     semantic_floor: float = Field(default=0.80, ge=-1, le=1)
     semantic_margin: float = Field(default=0.04, ge=0)
+    # Semantic-only hits under that floor are kept after every other hit, marked weak, rather than dropped:
+    # a question in one language about a note in another has no lexical evidence and often a low similarity.
+    weak_hits: bool = True
     # Query-side weight of Hangul character bigrams relative to morphemes (recall fallback).
     bigram_weight: float = Field(default=0.25, ge=0)
     status_boost: Mapping[str, float] = Field(

@@ -275,6 +275,8 @@ def fuse_lanes(
         share = (model or fusion_model()).share(lane_signals(query, lexical, semantic))
         params = params.model_copy(update={"fusion": "convex", "lexical_share": share})
     kept, weak = fuse_with_weak(lexical, semantic, params)
+    if not params.weak_hits:
+        return kept
     for c in weak:
         c.weak = True
     return kept + weak
