@@ -86,6 +86,25 @@ class HippoSettings(BaseSettings):
         description="Chroma server, e.g. http://chroma:8000 (default: embedded Chroma in HIPPO_HOME/chroma).",
     )
 
+    # --- the reranker stage (off by default) ---------------------------------------------------------
+    rerank_url: str | None = Field(
+        default=None,
+        description="`/rerank` endpoint of a cross-encoder (TEI, vLLM), e.g. http://tei:8080/rerank; after "
+        "fusion the top N are re-scored by it. Unset: no reranking.",
+    )
+    rerank_model: str | None = Field(default=None, description="Model name sent to the reranker (vLLM).")
+    rerank_top_n: int = Field(default=20, ge=1, le=200, description="Fused results sent to the reranker.")
+    rerank_timeout: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds to wait for the reranker; on timeout, an HTTP error or a malformed answer the "
+        "fused order is returned with `status: degraded` and the reason.",
+    )
+    rerank_field: Literal["documents", "texts"] = Field(
+        default="documents",
+        description="Request field of the texts: `documents` (vLLM, Jina) or `texts` (TEI).",
+    )
+
     # --- the compile loop --------------------------------------------------------------------------
     anthropic_api_key: SecretStr | None = Field(
         default=None,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from hippo_resources.ledger import Ledger
     from hippo_resources.lexical_store import LexicalStore
     from hippo_resources.llm import LLM
+    from hippo_resources.reranker import Reranker
     from hippo_resources.vault import Vault, VaultError
     from hippo_resources.vector_store import VectorStore
     from hippo_resources.work_store import WorkStore
@@ -33,6 +34,7 @@ _LAZY = {
     "EmbedderError": "embedder",
     "GhostStore": "ghost_store",
     "Ledger": "ledger",
+    "Reranker": "reranker",
     "LexicalStore": "lexical_store",
     "Vault": "vault",
     "VaultError": "vault",
@@ -57,6 +59,7 @@ __all__ = [
     "HippoResources",
     "Ledger",
     "LexicalStore",
+    "Reranker",
     "Vault",
     "VaultError",
     "VectorStore",
@@ -80,6 +83,7 @@ class HippoResources(Mapping[str, Any]):
     conversation_store: ConversationStore
     work_store: WorkStore
     ghost_store: GhostStore
+    reranker: Reranker
 
     @property
     def dlt(self) -> Any:
@@ -158,6 +162,7 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
     from hippo_resources.ledger import Ledger
     from hippo_resources.lexical_store import LexicalStore
     from hippo_resources.llm import LLM
+    from hippo_resources.reranker import Reranker
     from hippo_resources.vault import Vault
     from hippo_resources.work_store import WorkStore
 
@@ -185,4 +190,11 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
         # the non-rebuildable stores of work memory and the ghost layer (hippo_resources.stores)
         work_store=WorkStore(path=str(s.work_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         ghost_store=GhostStore(path=str(s.ghost_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
+        reranker=Reranker(
+            url=s.rerank_url,
+            model=s.rerank_model,
+            top_n=s.rerank_top_n,
+            timeout_seconds=s.rerank_timeout,
+            documents_field=s.rerank_field,
+        ),
     )
