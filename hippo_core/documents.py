@@ -82,11 +82,16 @@ def foreign_value_report(docs: list[Document]) -> list[dict[str, Any]]:
 
     Values pass the scrubber (a person may keep anything in a property). Sorted by field, then value.
     """
+    return foreign_value_report_from([(doc.path, doc.foreign) for doc in docs])
+
+
+def foreign_value_report_from(foreign: list[tuple[str, dict[str, str]]]) -> list[dict[str, Any]]:
+    """`foreign_value_report` over (path, field → value as written) pairs, as the scan cache keeps them."""
     seen: dict[tuple[str, str], dict[str, Any]] = {}
-    for doc in docs:
-        for field, value in doc.foreign.items():
+    for path, values in foreign:
+        for field, value in values.items():
             key = (field, value[:REPORTED_VALUE_CHARS])
-            entry = seen.setdefault(key, {"field": field, "value": key[1], "notes": 0, "example": doc.path})
+            entry = seen.setdefault(key, {"field": field, "value": key[1], "notes": 0, "example": path})
             entry["notes"] += 1
     return scrub_value([seen[k] for k in sorted(seen)])
 

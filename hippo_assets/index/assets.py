@@ -4,6 +4,7 @@
 # annotations of asset functions at definition time and cannot resolve them from strings.
 
 import hashlib
+import json
 import time
 from pathlib import Path
 
@@ -27,7 +28,13 @@ from hippo_assets.ingest.assets import sources
 from hippo_core import documents, fingerprints, frontmatter, text_input, vault_layout
 from hippo_core.bm25 import BM25Index, BM25Params, TermCounts
 from hippo_core.chunking import ChunkParams
-from hippo_core.documents import Document, check_removal, chunk_rows, foreign_value_report, parse_document
+from hippo_core.documents import (
+    Document,
+    check_removal,
+    chunk_rows,
+    foreign_value_report_from,
+    parse_document,
+)
 from hippo_core.frontmatter import FrontmatterError
 from hippo_core.scrub import scrub_value
 from hippo_core.text_input import BadTextError
@@ -37,23 +44,29 @@ from hippo_resources import ChunkStore, Embedder, LexicalStore, Vault, VectorSto
 from hippo_resources.chunk_store import CHUNKS, CONVERSATION_CHUNKS, DOCUMENTS, MESSAGES
 from hippo_resources.scan_cache import ScanCache
 
+# Kept in the scan cache beside each document row, so the run's report needs no second parse.
+_REPORT_SCHEMA: dict[str, pl.DataType] = {"foreign_json": pl.Utf8, "frontmatter_problem": pl.Utf8}
 
-def _note_report(vault: Vault) -> dict:
+
+def _parse_row(rel: str, data: bytes) -> dict:
+    doc = parse_document(rel, data)
+    return {
+        **doc.model_dump(),
+        "foreign_json": json.dumps(doc.foreign, ensure_ascii=False) if doc.foreign else None,
+        "frontmatter_problem": doc.frontmatter_problem,
+    }
+
+
+def _note_report(table: pl.DataFrame, skipped: list[dict[str, str]]) -> dict:
     """What the scan skipped, values outside the contract (once per value), and ignored frontmatter.
 
-    Parses every note again (the scan cache keeps only table rows); issue 14 point 2's report.
+    Read from the scan table's cached columns (issue 14 point 2's report), not by parsing notes again.
     """
-    notes, skipped = vault.scan_notes()
-    parsed = []
-    for rel in notes:
-        if is_indexed(rel):
-            try:
-                parsed.append(parse_document(rel, vault.read_bytes(rel)))
-            except (BadTextError, OSError):
-                continue
-    ignored = [{"path": d.path, "reason": d.frontmatter_problem} for d in parsed if d.frontmatter_problem]
+    rows = table.filter(pl.col("error").is_null()).select("path", "foreign_json", "frontmatter_problem")
+    foreign = [(p, json.loads(f)) for p, f, _ in rows.iter_rows() if f]
+    ignored = [{"path": p, "reason": r} for p, _, r in rows.iter_rows() if r]
     return {
-        "unknown_frontmatter_values": MetadataValue.json(foreign_value_report(parsed)),
+        "unknown_frontmatter_values": MetadataValue.json(foreign_value_report_from(foreign)),
         "frontmatter_ignored": MetadataValue.json(scrub_value(ignored)),
         "skipped_paths": MetadataValue.json(scrub_value(skipped)),
     }
@@ -74,14 +87,15 @@ def vault_documents(
     cache = ScanCache(
         chunk_store.path,
         _parser_fingerprint(vault),
-        DOCUMENT_SCHEMA,
+        {**DOCUMENT_SCHEMA, **_REPORT_SCHEMA},
         (BadTextError, FrontmatterError),
     )
+    notes, skipped = vault.scan_notes()
     scan = cache.scan(
-        (rel for rel in vault.markdown_files() if is_indexed(rel)),
+        (rel for rel in notes if is_indexed(rel)),
         stat=lambda rel: vault.abs(rel).stat(),
         read=vault.read_bytes,
-        parse=lambda rel, data: parse_document(rel, data).model_dump(),
+        parse=_parse_row,
     )
     bad = scan.table.filter(pl.col("error").is_not_null())
     errors = [{"path": p, "error": e} for p, e in bad.select("path", "error").iter_rows()]
@@ -106,7 +120,7 @@ def vault_documents(
             "documents": frame.height,
             "malformed": len(errors),
             "malformed_files": MetadataValue.json(errors),
-            **_note_report(vault),
+            **_note_report(scan.table, skipped),
             "sector_mismatches": MetadataValue.json(mismatches),
             "by_status": MetadataValue.json(by_status),
             "parsed": len(scan.parsed),

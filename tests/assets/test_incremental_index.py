@@ -109,15 +109,29 @@ def test_scan_rehashes_a_file_modified_right_when_it_was_scanned(settings: Hippo
     assert body in note.read_text(encoding="utf-8")
 
 
-def test_malformed_file_is_reported_on_every_run_without_reparsing(settings: HippoSettings) -> None:
+def test_unreadable_file_is_reported_on_every_run_without_reparsing(settings: HippoSettings) -> None:
+    """Only a note that cannot be read at all is skipped (issue 14); the reason is reported on every run."""
     bad = settings.vault / "20-wiki/data/broken.md"
-    bad.write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    bad.write_bytes(b"---\ntitle: ok\n---\nbody \xff\xfe not utf-8\n")
     age_all(settings.vault)
     first = scan(settings)
     second = scan(settings)
     assert first["malformed"] == second["malformed"] == 1 and second["parsed"] == 0
     assert [f["path"] for f in second["malformed_files"]] == ["20-wiki/data/broken.md"]
     assert "20-wiki/data/broken.md" not in documents(settings)["path"].to_list()
+
+
+def test_broken_frontmatter_is_indexed_and_reported_from_the_cache(settings: HippoSettings) -> None:
+    """A note whose frontmatter is not YAML is indexed anyway; the reason stays in the report on a re-run
+    that parses nothing (it comes from the scan cache, not a second parse)."""
+    odd = settings.vault / "20-wiki/data/odd.md"
+    odd.write_text("---\ntitle: [unclosed\nstatus: done\n---\nbody\n", encoding="utf-8")
+    age_all(settings.vault)
+    scan(settings)
+    second = scan(settings)
+    assert second["parsed"] == 0
+    assert "20-wiki/data/odd.md" in documents(settings)["path"].to_list()
+    assert [f["path"] for f in second["frontmatter_ignored"]] == ["20-wiki/data/odd.md"]
 
 
 def full_rebuild(settings: HippoSettings, generation: str) -> tuple[BM25Index, BM25Index]:
