@@ -8,7 +8,7 @@ assets, the compiler's related pages, the golden set and the benchmarks.
                  the semantic lane runs only when the query embedder is the one the index was built with
     3. fusion    fuse_lanes: one candidate list from the two lanes (the math is in hippo_core/ranking.py)
     4. sections  rank_sections: governance × freshness × features, best chunk per section, one section per
-                 document
+                 document; navigation pages left out unless asked for; a query-focused snippet per hit
     5. envelope  SearchResponse: status (ok, degraded with its reason, empty), the knowledge gap, the hits
 
 The lanes are plain functions over an index and a store, so the benches in `eval/` run the product's own
@@ -40,11 +40,12 @@ from hippo_core.ranking import (
     freshness_multiplier,
     fuse,
     governance_multiplier,
-    snippet,
 )
 from hippo_core.settings import HippoSettings
+from hippo_core.snippets import query_snippet
 from hippo_core.text_input import decode_utf8, validate_path_prefix
 from hippo_core.tokenize import Tokenizer, TokenizerConfig, is_bigram
+from hippo_core.vault_layout import is_navigation_page
 from hippo_resources import Embedder, EmbedderError, Ledger, LexicalStore, Vault, VectorStore, build_resources
 from hippo_search.envelope import SearchHit, SearchRequest, SearchResponse, Section
 
@@ -245,9 +246,11 @@ def rank_sections(
     limit: int,
     tokenizer: Tokenizer,
     today: dt.date,
+    include_navigation: bool = False,
 ) -> list[SearchHit]:
     """Score chunks (fused × governance × freshness × features), keep the best chunk of each section,
-    and optionally one section per document: the one that covers most of the query."""
+    and optionally one section per document: the one that covers most of the query. Generated
+    navigation pages (HOME, index, log, hubs) take no result slot unless `include_navigation`."""
     q_terms = content_terms(q_tokens)
     q_cols = [snap.index.vocab[t] for t in q_terms if t in snap.index.vocab]
     norm_query = normalize_query(query)
@@ -255,6 +258,8 @@ def rank_sections(
     for cand in candidates:
         idx = snap.row_of[cand.chunk_id]
         row = snap.rows[idx]
+        if not include_navigation and is_navigation_page(row["path"]):
+            continue
         title_cov = coverage(q_terms, _title_tokens(snap, row, tokenizer)) if params.title_boost else 0.0
         score = (
             cand.score
@@ -290,7 +295,7 @@ def rank_sections(
             path=row["path"],
             heading=row["heading"],
             title=row["title"],
-            snippet=snippet(row["text"], set(q_tokens), tokenizer.tokenize),
+            snippet=query_snippet(row["text"], q_tokens),
             score=round(score, 6),
             matched_by=cand.lanes,
             lane=row["lane"],
@@ -397,7 +402,15 @@ class SearchEngine:
         candidates = fuse_lanes(lexical, semantic, params)
         # 4. sections
         hits = rank_sections(
-            snap, candidates, params, q_tokens, request.query, request.limit, self.tokenizer, self.today()
+            snap,
+            candidates,
+            params,
+            q_tokens,
+            request.query,
+            request.limit,
+            self.tokenizer,
+            self.today(),
+            include_navigation=request.include_navigation,
         )
         # 5. envelope
         return self._envelope(snap, request, status, reason, hits, log)
