@@ -1,14 +1,15 @@
 """Snippets show where the query matched, and generated navigation pages take no result slot unless asked.
 
 The snippet tests feed the real analyzer's query tokens (kiwipiepy) to the pure window finder; the
-engine test indexes a real vault twice through Dagster (the first run writes HOME.md, index.md and the
-sector hubs, the second indexes them) and searches it.
+engine test writes HOME.md, index.md and a sector hub with the index-pages renderers, indexes the vault
+through Dagster and searches it.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from hippo_core.index_pages import PageInfo, Queues, render_home, render_hub, render_index
 from hippo_core.settings import HippoSettings
 from hippo_core.snippets import ELLIPSIS, best_window, query_snippet, term_matches
 from hippo_core.tokenize import Tokenizer
@@ -87,11 +88,22 @@ def test_search_leaves_navigation_out_unless_asked_and_snippets_the_match(
     settings: HippoSettings,
 ) -> None:
     vault = Vault(root=str(settings.vault))
+    pages = [
+        PageInfo(
+            path="20-wiki/health/sleep-hygiene.md",
+            title="Sleep hygiene",
+            sector="health",
+            type="concept",
+            updated=None,
+        )
+    ]
+    queues = Queues(inbox=0, staging=0, pending_approvals=0, gate_failures=0)
+    vault.write_text("HOME.md", render_home(pages, queues, [], []))  # as the index_pages asset renders them
+    vault.write_text("index.md", render_index(pages))
+    vault.write_text("20-wiki/health/_hub.md", render_hub("health", pages))
     vault.write_text("notes/garden-log.md", f"# Garden log\n\n{FILLER_KO}{TAIL_KO}\n")
-    vault.commit("a long note")
-    assert run_graph(settings).success  # writes HOME.md, index.md and the sector hubs
-    assert vault.exists("HOME.md") and vault.exists("20-wiki/health/_hub.md")
-    assert run_graph(settings).success  # indexes them
+    vault.commit("navigation pages and a long note")
+    assert run_graph(settings).success
     engine = open_engine(settings, log=False)
 
     query = "health hub Sleep hygiene Index Home"
