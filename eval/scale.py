@@ -370,9 +370,19 @@ class ScaleRun:
         self.embed_url = f"http://127.0.0.1:{m.group(1)}/v1"
         log(f"fake embedder on {self.embed_url}")
 
-    def embedder_texts(self) -> int:
+    def embedder_texts(self) -> int | None:
+        """Texts the fake embedder has embedded so far; None if it had died (it is started again,
+        on a new port, so the next stage still runs: on a shared machine a stray kill happens)."""
         assert self.embed_url
-        return int(httpx.get(self.embed_url.removesuffix("/v1") + "/stats", timeout=10).json()["texts"])
+        try:
+            return int(httpx.get(self.embed_url.removesuffix("/v1") + "/stats", timeout=10).json()["texts"])
+        except httpx.HTTPError:
+            if alive(self.embedder_proc.pid):
+                raise
+            log(f"the fake embedder (pid {self.embedder_proc.pid}) is gone; starting it again")
+            self.children.stop(self.embedder_proc)
+            self.start_fake_embedder()
+            return None
 
     def hippo_run(self, stage: str) -> Figure:
         """Time one `hippo run` subprocess; the figure's extras hold its summary (chunks, embedded…)."""
@@ -408,7 +418,9 @@ class ScaleRun:
             "documents": summary.get("vault_documents", {}).get("documents"),
             "embedded": summary.get("embeddings", {}).get("embedded"),
             "reused": summary.get("embeddings", {}).get("reused"),
-            "texts_sent_to_embedder": self.embedder_texts() - texts_before,
+            "texts_sent_to_embedder": None
+            if texts_before is None or (texts_after := self.embedder_texts()) is None
+            else texts_after - texts_before,
             "dagster_run_s": run_seconds(lines),
             "step_starts_s": step_starts(lines),
             "summary": summary,
