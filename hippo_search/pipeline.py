@@ -6,9 +6,14 @@ assets, the compiler's related pages, the golden set and the benchmarks.
     1. request   SearchRequest (hippo_search/envelope.py): a validated query, filters and mode
     2. lanes     lexical_lane (BM25 top-k) and semantic_lane (Chroma), the filters applied while drawing;
                  the semantic lane runs only when the query embedder is the one the index was built with
-    3. fusion    fuse_lanes: one candidate list from the two lanes (the math is in hippo_core/ranking.py)
+    3. fusion    fuse_lanes: one candidate list from the two lanes (the math is in hippo_core/ranking.py;
+                 per-query lane weights in hippo_core/adaptive_fusion.py); semantic-only hits under the
+                 solo-match floor stay in the list as weak candidates, after all the others
     4. sections  rank_sections: governance × freshness × features, best chunk per section, one section per
-                 document; navigation pages left out unless asked for; a query-focused snippet per hit
+                 document; weak hits after every hit that cleared the floor; navigation pages left out
+                 unless asked for; a query-focused snippet per hit
+    4b. rerank   rerank_hits (off unless HIPPO_RERANK_URL): the top N re-scored by a cross-encoder; on its
+                 failure the fused order stays and the response says degraded, with the reason
     5. envelope  SearchResponse: status (ok, degraded with its reason, empty), the knowledge gap, the hits
 
 The lanes are plain functions over an index and a store, so the benches in `eval/` run the product's own
@@ -28,6 +33,7 @@ import numpy as np
 import polars as pl
 
 from hippo_core import frontmatter
+from hippo_core.adaptive_fusion import FusionModel, fuse_with_weak, lane_signals, load_model
 from hippo_core.bm25 import BM25Index
 from hippo_core.calibration import load_calibration
 from hippo_core.chunking import split_sections
@@ -38,15 +44,24 @@ from hippo_core.ranking import (
     alias_named,
     feature_multiplier,
     freshness_multiplier,
-    fuse,
     governance_multiplier,
 )
+from hippo_core.rerank import reorder
 from hippo_core.settings import HippoSettings
 from hippo_core.snippets import query_snippet
 from hippo_core.text_input import decode_utf8, validate_path_prefix
 from hippo_core.tokenize import Tokenizer, TokenizerConfig, is_bigram
 from hippo_core.vault_layout import is_navigation_page
-from hippo_resources import Embedder, EmbedderError, Ledger, LexicalStore, Vault, VectorStore, build_resources
+from hippo_resources import (
+    Embedder,
+    EmbedderError,
+    Ledger,
+    LexicalStore,
+    Reranker,
+    Vault,
+    VectorStore,
+    build_resources,
+)
 from hippo_search.envelope import SearchHit, SearchRequest, SearchResponse, Section
 from hippo_search.table import Masks, Rows, term_hits
 
@@ -90,7 +105,12 @@ def open_engine(settings: HippoSettings, log: bool = True) -> SearchEngine:
     query log and the gap radar out of the ledger (benchmarks are not a person's questions)."""
     res = build_resources(settings)
     return engine_from_resources(
-        res.lexical_store, res.vector_store, res.embedder, res.vault, res.ledger if log else None
+        res.lexical_store,
+        res.vector_store,
+        res.embedder,
+        res.vault,
+        res.ledger if log else None,
+        res.reranker,
     )
 
 
@@ -100,6 +120,7 @@ def engine_from_resources(
     embedder: Embedder,
     vault: Vault | None = None,
     ledger: Ledger | None = None,
+    reranker: Reranker | None = None,
 ) -> SearchEngine:
     """The engine over given resources (Dagster assets hold resources, not settings)."""
     tuning = load_tuning(embedder)
@@ -109,6 +130,7 @@ def engine_from_resources(
         embedder=embedder,
         vault=vault,
         ledger=ledger,
+        reranker=reranker,
         params=tuning.ranking,
         evidence_params=tuning.evidence,
         calibration_status=tuning.calibration,
@@ -232,10 +254,36 @@ def embedder_mismatch(snap: Snapshot, embedder: Embedder) -> str | None:
 
 
 # --- 3. fusion -------------------------------------------------------------------------------------------
-def fuse_lanes(lexical: Ranked, semantic: Ranked, params: RankingParams) -> list[Candidate]:
-    """The fusion stage: the two lanes' lists into one candidate list, best first (semantic-only hits must
-    clear the solo-match floor). One function, so another fusion can replace it in one place."""
-    return fuse(lexical, semantic, params)
+_MODEL: list[FusionModel] = []
+
+
+def fusion_model() -> FusionModel:
+    """The shipped adaptive-fusion weights (hippo_core/adaptive_fusion.json), read once."""
+    if not _MODEL:
+        _MODEL.append(load_model())
+    return _MODEL[0]
+
+
+def fuse_lanes(
+    lexical: Ranked,
+    semantic: Ranked,
+    params: RankingParams,
+    query: str = "",
+    model: FusionModel | None = None,
+) -> list[Candidate]:
+    """The fusion stage: the two lanes' lists into one candidate list, best first. Semantic-only hits under
+    the solo-match floor come last, marked `weak` (best similarity first): a far neighbour is no evidence,
+    but across languages it is often the only one. `fusion: "adaptive"` decides the lexical share per query
+    from the lanes' signals. One function, so another fusion can replace it in one place."""
+    if params.fusion == "adaptive":
+        share = (model or fusion_model()).share(lane_signals(query, lexical, semantic))
+        params = params.model_copy(update={"fusion": "convex", "lexical_share": share})
+    kept, weak = fuse_with_weak(lexical, semantic, params)
+    if not params.weak_hits:
+        return kept
+    for c in weak:
+        c.weak = True
+    return kept + weak
 
 
 # --- 4. sections -----------------------------------------------------------------------------------------
@@ -251,8 +299,37 @@ def rank_sections(
     include_navigation: bool = False,
 ) -> list[SearchHit]:
     """Score chunks (fused × governance × freshness × features), keep the best chunk of each section,
-    and optionally one section per document: the one that covers most of the query. Generated
-    navigation pages (HOME, index, log, hubs) take no result slot unless `include_navigation`."""
+    and optionally one section per document: the one that covers most of the query. Weak candidates are
+    ranked among themselves and listed after every other hit (never a second section of a listed document).
+    Generated navigation pages (HOME, index, log, hubs) take no result slot unless `include_navigation`."""
+    if not include_navigation:
+        candidates = [
+            c for c in candidates if not is_navigation_page(snap.rows[snap.row_of[c.chunk_id]]["path"])
+        ]
+    strong = [c for c in candidates if not c.weak]
+    weak = [c for c in candidates if c.weak]
+    hits = _rank_sections(snap, strong, params, q_tokens, query, limit, tokenizer, today)
+    if weak and len(hits) < limit:
+        taken = {h.anchor for h in hits} | {h.path for h in hits if h.lane != "conversations"}
+        more = _rank_sections(snap, weak, params, q_tokens, query, limit, tokenizer, today)
+        hits += [
+            h.model_copy(update={"weak": True})
+            for h in more
+            if h.anchor not in taken and (h.lane == "conversations" or h.path not in taken)
+        ][: limit - len(hits)]
+    return hits
+
+
+def _rank_sections(
+    snap: Snapshot,
+    candidates: list[Candidate],
+    params: RankingParams,
+    q_tokens: list[str],
+    query: str,
+    limit: int,
+    tokenizer: Tokenizer,
+    today: dt.date,
+) -> list[SearchHit]:
     q_terms = content_terms(q_tokens)
     q_cols = [snap.index.vocab[t] for t in q_terms if t in snap.index.vocab]
     norm_query = normalize_query(query)
@@ -262,8 +339,6 @@ def rank_sections(
     for k, cand in enumerate(candidates):
         idx = int(cand_rows[k])
         row = snap.rows[idx]
-        if not include_navigation and is_navigation_page(row["path"]):
-            continue
         title_cov = coverage(q_terms, _title_tokens(snap, row, tokenizer)) if params.title_boost else 0.0
         score = (
             cand.score
@@ -319,6 +394,22 @@ def rank_sections(
     ]
 
 
+# --- 4b. rerank -------------------------------------------------------------------------------------------
+def rerank_hits(
+    reranker: Reranker, snap: Snapshot, query: str, hits: list[SearchHit]
+) -> tuple[list[SearchHit], str | None]:
+    """The top N hits that cleared the floor, re-scored by the reranker (weak hits stay last); on a failure
+    the fused order and the reason."""
+    head = [h for h in hits if not h.weak][: reranker.top_n]
+    if not head:
+        return hits, None
+    texts = [snap.rows[snap.row_of[h.chunk_id]]["text"] for h in head]
+    outcome = reranker.rerank(query, texts)
+    if outcome.status != "ok" or outcome.scores is None:
+        return hits, outcome.reason or "reranker unavailable: fused order"
+    return reorder(head, outcome.scores) + hits[len(head) :], None
+
+
 def _title_tokens(snap: Snapshot, row: dict[str, Any], tokenizer: Tokenizer) -> list[str]:
     key = f"{row['title']}\n{row['heading'] or ''}"
     if key not in snap.title_tokens:
@@ -341,7 +432,9 @@ class SearchEngine:
         evidence_params: EvidenceParams | None = None,
         today: Callable[[], dt.date] = dt.date.today,
         calibration_status: str = "not loaded",
+        reranker: Reranker | None = None,
     ) -> None:
+        self.reranker = reranker
         self.lexical_store = lexical_store
         self.vector_store = vector_store
         self.embedder = embedder
@@ -404,19 +497,28 @@ class SearchEngine:
         if request.mode == "semantic":
             params = params.model_copy(update={"semantic_floor": -1.0, "semantic_margin": 0.0})
         # 3. fusion
-        candidates = fuse_lanes(lexical, semantic, params)
+        candidates = fuse_lanes(lexical, semantic, params, request.query)
         # 4. sections
+        rerank = self.reranker is not None and self.reranker.enabled
+        depth = max(request.limit, self.reranker.top_n) if rerank and self.reranker else request.limit
         hits = rank_sections(
             snap,
             candidates,
             params,
             q_tokens,
             request.query,
-            request.limit,
+            depth,
             self.tokenizer,
             self.today(),
             include_navigation=request.include_navigation,
         )
+        # 4b. rerank
+        if rerank and self.reranker is not None:
+            hits, why = rerank_hits(self.reranker, snap, request.query, hits)
+            if why:
+                reason = why if status == "ok" else f"{reason}; {why}"
+                status = "degraded"
+        hits = hits[: request.limit]
         # 5. envelope
         return self._envelope(snap, request, status, reason, hits, log)
 
@@ -458,10 +560,12 @@ class SearchEngine:
         hits: list[SearchHit],
         log: bool,
     ) -> SearchResponse:
-        if not hits and status == "ok":
-            status = "empty"
+        if all(h.weak for h in hits) and status == "ok":
+            status = "empty"  # nothing cleared the floor: weak hits may be listed, but nothing answers
         evidence = [
-            Evidence(anchor=h.anchor, coverage=h.coverage, semantic_similarity=h.semantic_similarity)
+            Evidence(
+                anchor=h.anchor, coverage=h.coverage, semantic_similarity=h.semantic_similarity, weak=h.weak
+            )
             for h in hits
         ]
         # A miss is a gap only when the whole vault was searched by both lanes.
