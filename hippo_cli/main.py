@@ -137,6 +137,7 @@ def cmd_search(args: argparse.Namespace) -> int:
             lanes=args.lane or None,
             path_prefix=args.path_prefix,
             mode=args.mode,
+            include_navigation=args.navigation,
         )
     except ValidationError as exc:
         print(
@@ -292,6 +293,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--lane", action="append", help="content lane: wiki, sources, notes, conversations (repeatable)"
     )
     p.add_argument("--path-prefix", help="only documents under this vault folder")
+    p.add_argument(
+        "--navigation",
+        action="store_true",
+        help="also return the generated navigation pages (HOME.md, index.md, log.md, sector hubs)",
+    )
     p.add_argument("--mode", choices=["hybrid", "lexical", "semantic"], default="hybrid")
     p.add_argument("--json", action="store_true", help="print the JSON envelope agents receive")
     p.add_argument(

@@ -208,25 +208,3 @@ def alias_named(normalized_query: str, aliases: list[str] | None) -> bool:
     """True when an alias (case-folded, whole words) appears in the query."""
     padded = f" {normalized_query} "
     return any(a and f" {a.casefold().strip()} " in padded for a in aliases or [])
-
-
-def snippet(
-    text: str, query_terms: set[str], tokenize: Callable[[str], list[str]], max_chars: int = 240
-) -> str:
-    """The window of the chunk that covers most query terms, so an agent sees why it matched."""
-    from hippo_core.chunking import split_sentences
-
-    sentences = [s for para in text.split("\n\n") for s in split_sentences(para)] or [text]
-    if not query_terms:
-        best = 0
-    else:
-        overlaps = [len(query_terms & set(tokenize(s))) for s in sentences]
-        best = max(range(len(sentences)), key=lambda i: (overlaps[i], -i))
-    out = sentences[best]
-    j = best + 1
-    while j < len(sentences) and len(out) + len(sentences[j]) + 1 <= max_chars:
-        out = f"{out} {sentences[j]}"
-        j += 1
-    if len(out) > max_chars:
-        out = out[: max_chars - 1].rstrip() + "…"
-    return out

@@ -66,6 +66,20 @@ def folder_lineage(path: str) -> str | None:
 NOT_INDEXED: tuple[str, ...] = (REVIEWS, SYSTEM, INBOX)
 NOT_INDEXED_FILES: tuple[str, ...] = ("SCHEMA.md",)
 
+# Navigation pages the index-pages asset generates (HOME, index, the sector hubs) and the promotion log:
+# they list pages rather than say anything, so search leaves them out unless asked for them.
+NAVIGATION_FILES: tuple[str, ...] = ("HOME.md", "index.md", LOG)
+HUB_FILE = "_hub.md"  # 20-wiki/<sector>/_hub.md
+
+
+def is_navigation_page(path: str) -> bool:
+    """True for HOME.md, index.md, log.md and a sector hub (20-wiki/<sector>/_hub.md)."""
+    if path in NAVIGATION_FILES:
+        return True
+    parts = PurePosixPath(path).parts
+    return len(parts) == 3 and parts[0] == WIKI and parts[2] == HUB_FILE
+
+
 # Inbox files ingest reads: notes as text, documents through `hippo_core.extract` (the original bytes
 # are kept beside the Markdown copy). Everything else stays in the inbox and is reported.
 TEXT_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt")

@@ -31,6 +31,10 @@ class SearchRequest(BaseModel):
     include_tool_output: bool = Field(
         default=True, description="Conversation lane: false leaves out tool calls and tool outputs."
     )
+    include_navigation: bool = Field(
+        default=False,
+        description="true also returns the generated navigation pages (HOME.md, index.md, log.md, sector hubs).",
+    )
 
     @field_validator("query")
     @classmethod
@@ -84,7 +88,7 @@ class SearchHit(BaseModel):
     path: str
     heading: str | None
     title: str
-    snippet: str
+    snippet: str = Field(description="The part of the chunk where the query's terms are (… where cut).")
     score: float
     matched_by: list[str] = Field(description="Which retrieval lanes found it: lexical, semantic.")
     lane: str = Field(description="Content lane: wiki, sources, notes, conversations.")

@@ -10,7 +10,8 @@ assets, the compiler's related pages, the golden set and the benchmarks.
                  per-query lane weights in hippo_core/adaptive_fusion.py); semantic-only hits under the
                  solo-match floor stay in the list as weak candidates, after all the others
     4. sections  rank_sections: governance × freshness × features, best chunk per section, one section per
-                 document; weak hits after every hit that cleared the floor
+                 document; weak hits after every hit that cleared the floor; navigation pages left out
+                 unless asked for; a query-focused snippet per hit
     4b. rerank   rerank_hits (off unless HIPPO_RERANK_URL): the top N re-scored by a cross-encoder; on its
                  failure the fused order stays and the response says degraded, with the reason
     5. envelope  SearchResponse: status (ok, degraded with its reason, empty), the knowledge gap, the hits
@@ -44,12 +45,13 @@ from hippo_core.ranking import (
     feature_multiplier,
     freshness_multiplier,
     governance_multiplier,
-    snippet,
 )
 from hippo_core.rerank import reorder
 from hippo_core.settings import HippoSettings
+from hippo_core.snippets import query_snippet
 from hippo_core.text_input import decode_utf8, validate_path_prefix
 from hippo_core.tokenize import Tokenizer, TokenizerConfig, is_bigram
+from hippo_core.vault_layout import is_navigation_page
 from hippo_resources import (
     Embedder,
     EmbedderError,
@@ -294,10 +296,16 @@ def rank_sections(
     limit: int,
     tokenizer: Tokenizer,
     today: dt.date,
+    include_navigation: bool = False,
 ) -> list[SearchHit]:
     """Score chunks (fused × governance × freshness × features), keep the best chunk of each section,
     and optionally one section per document: the one that covers most of the query. Weak candidates are
-    ranked among themselves and listed after every other hit (never a second section of a listed document)."""
+    ranked among themselves and listed after every other hit (never a second section of a listed document).
+    Generated navigation pages (HOME, index, log, hubs) take no result slot unless `include_navigation`."""
+    if not include_navigation:
+        candidates = [
+            c for c in candidates if not is_navigation_page(snap.rows[snap.row_of[c.chunk_id]]["path"])
+        ]
     strong = [c for c in candidates if not c.weak]
     weak = [c for c in candidates if c.weak]
     hits = _rank_sections(snap, strong, params, q_tokens, query, limit, tokenizer, today)
@@ -366,7 +374,7 @@ def _rank_sections(
             path=row["path"],
             heading=row["heading"],
             title=row["title"],
-            snippet=snippet(row["text"], set(q_tokens), tokenizer.tokenize),
+            snippet=query_snippet(row["text"], q_tokens),
             score=round(score, 6),
             matched_by=cand.lanes,
             lane=row["lane"],
@@ -494,7 +502,15 @@ class SearchEngine:
         rerank = self.reranker is not None and self.reranker.enabled
         depth = max(request.limit, self.reranker.top_n) if rerank and self.reranker else request.limit
         hits = rank_sections(
-            snap, candidates, params, q_tokens, request.query, depth, self.tokenizer, self.today()
+            snap,
+            candidates,
+            params,
+            q_tokens,
+            request.query,
+            depth,
+            self.tokenizer,
+            self.today(),
+            include_navigation=request.include_navigation,
         )
         # 4b. rerank
         if rerank and self.reranker is not None:

@@ -39,10 +39,12 @@ def build_mcp(
         lanes: list[str] | None = None,
         path_prefix: str | None = None,
         include_tool_output: bool = True,
+        include_navigation: bool = False,
     ) -> dict[str, Any]:
         """Hybrid (BM25 + vector) search of the vault. Returns sections with `path#heading` anchors,
         snippets, scores and which retrieval lanes matched. Lanes: wiki, sources, notes, conversations
-        (agent conversations; include_tool_output=false leaves out tool calls and their outputs)."""
+        (agent conversations; include_tool_output=false leaves out tool calls and their outputs).
+        Generated navigation pages (HOME, index, log, hubs) only with include_navigation=true."""
         try:
             request = SearchRequest(
                 query=query,
@@ -50,6 +52,7 @@ def build_mcp(
                 lanes=lanes,
                 path_prefix=path_prefix,
                 include_tool_output=include_tool_output,
+                include_navigation=include_navigation,
             )
             response = await anyio.to_thread.run_sync(engine.search, request)
         except ValidationError as exc:

@@ -1,4 +1,4 @@
-"""Hybrid ranking on hand-computed numbers: convex fusion, RRF, lane weights, semantic floor, boosts, freshness, snippets."""
+"""Hybrid ranking on hand-computed numbers: convex fusion, RRF, lane weights, semantic floor, boosts, freshness."""
 
 from __future__ import annotations
 
@@ -12,20 +12,13 @@ from hippo_core.ranking import (
     freshness_multiplier,
     fuse,
     governance_multiplier,
-    snippet,
     solo_match_floor,
 )
-from hippo_core.tokenize import Tokenizer
 
 P = RankingParams(
     fusion="rrf", rrf_k=60, lexical_weight=1.0, semantic_weight=1.0, bigram_weight=0.5
 )  # hand-computed below
 TODAY = dt.date(2025, 6, 1)
-
-
-@pytest.fixture(scope="module")
-def tokenizer() -> Tokenizer:
-    return Tokenizer()
 
 
 # --- reciprocal-rank fusion ----------------------------------------------------------------------
@@ -194,47 +187,6 @@ def test_freshness_reads_timestamps_and_ignores_missing_bad_or_future_dates() ->
 
 def test_floor_of_one_turns_freshness_off() -> None:
     assert freshness_multiplier("2000-01-01", TODAY, RankingParams(freshness_floor=1.0)) == 1.0
-
-
-# --- snippets ------------------------------------------------------------------------------------
-
-
-def test_snippet_picks_the_sentence_with_most_query_terms(tokenizer: Tokenizer) -> None:
-    text = (
-        "Coffee is a drink. Naps help memory, and coffee naps help alertness. Tea is also fine.\n\n"
-        "커피를 마시고 바로 낮잠을 잤다. 오후 졸음이 줄었다."
-    )
-    terms = set(tokenizer.query_tokens("coffee nap"))
-    assert snippet(text, terms, tokenizer.tokenize, max_chars=60) == (
-        "Naps help memory, and coffee naps help alertness."
-    )
-    ko = set(tokenizer.query_tokens("낮잠 커피"))
-    assert (
-        snippet(text, ko, tokenizer.tokenize, max_chars=60)
-        == "커피를 마시고 바로 낮잠을 잤다. 오후 졸음이 줄었다."
-    )
-
-
-def test_snippet_extends_with_following_sentences_within_the_budget(tokenizer: Tokenizer) -> None:
-    text = "Alpha one. Beta two coffee. Gamma three. Delta four."
-    terms = set(tokenizer.query_tokens("coffee"))
-    assert snippet(text, terms, tokenizer.tokenize, max_chars=40) == "Beta two coffee. Gamma three."
-    assert (
-        snippet(text, terms, tokenizer.tokenize, max_chars=240) == "Beta two coffee. Gamma three. Delta four."
-    )
-
-
-def test_snippet_ties_and_no_terms_start_at_the_first_sentence(tokenizer: Tokenizer) -> None:
-    text = "Coffee early. Coffee late. Nothing here."
-    terms = set(tokenizer.query_tokens("coffee"))
-    assert snippet(text, terms, tokenizer.tokenize, max_chars=14) == "Coffee early."
-    assert snippet(text, set(), tokenizer.tokenize, max_chars=14) == "Coffee early."
-    assert snippet(text, {"zzz"}, tokenizer.tokenize, max_chars=14) == "Coffee early."
-
-
-def test_long_snippet_is_cut_with_an_ellipsis(tokenizer: Tokenizer) -> None:
-    out = snippet("word " * 200, set(), tokenizer.tokenize, max_chars=50)
-    assert len(out) <= 50 and out.endswith("…")
 
 
 # --- params --------------------------------------------------------------------------------------
