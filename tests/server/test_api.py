@@ -137,7 +137,9 @@ def test_get_a_document_or_a_section(client: TestClient) -> None:
 
 def test_queries_are_logged_in_the_ledger(client: TestClient, secured: HippoSettings) -> None:
     search(client, query="침실 온도")
-    search(client, query="nothing matches this zzqx")
+    miss = search(client, query="nothing matches this zzqx")
     rows = Ledger(path=str(secured.ledger_path)).recent_queries()
     assert [r["query"] for r in rows[:2]] == ["nothing matches this zzqx", "침실 온도"]
-    assert rows[0]["status"] == "empty" and rows[0]["n_results"] == 0
+    # Only weak (semantic-only, below the floor) hits come back: still a miss, logged as one.
+    assert all(hit["weak"] for hit in miss["results"])
+    assert rows[0]["status"] == "empty" and rows[0]["n_results"] == len(miss["results"])
