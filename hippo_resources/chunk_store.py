@@ -32,6 +32,11 @@ VECTOR_STATE = "vector_state.json"
 DELETED_CHUNKS = "deleted_chunks.parquet"
 
 PENDING_SCHEMA: dict[str, pl.DataType] = {"chunk_id": pl.Utf8(), "embed_hash": pl.Utf8(), "path": pl.Utf8()}
+# The deleted set: what the vector store knew of each chunk of a note that left the vault, and when.
+DELETED_SCHEMA: dict[str, pl.DataType] = {
+    **{k: pl.Utf8() for k in ("chunk_id", "path", "anchor", "lane", "status", "trust", "embed_hash", "role")},
+    "deleted_at": pl.Float64(),
+}
 
 
 class CorruptTableError(RuntimeError):
@@ -104,7 +109,7 @@ class ChunkStore(ConfigurableResource):
         try:
             return self.read(DELETED_CHUNKS)
         except (FileNotFoundError, CorruptTableError):
-            return pl.DataFrame(schema={"chunk_id": pl.Utf8(), "path": pl.Utf8(), "deleted_at": pl.Float64()})
+            return pl.DataFrame(schema=DELETED_SCHEMA)
 
     def write_deleted(self, frame: pl.DataFrame) -> None:
         self.write(DELETED_CHUNKS, frame)

@@ -23,7 +23,7 @@ from pydantic import Field
 
 from expectations import check_result, suites
 from hippo_assets.index import GROUP
-from hippo_assets.index.tables import CHUNK_SCHEMA, DELETED_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
+from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
 from hippo_assets.ingest.assets import sources
 from hippo_core.bm25 import BM25Index, BM25Params
 from hippo_core.chunking import ChunkParams
@@ -38,6 +38,7 @@ from hippo_resources.chunk_store import (
     CHUNKS,
     CONVERSATION_CHUNKS,
     DELETED_CHUNKS,
+    DELETED_SCHEMA,
     DOCUMENTS,
     MESSAGES,
     PENDING_SCHEMA,
@@ -320,7 +321,11 @@ def _settle_trash(
     vector_store.drop_from_trash(back)
     purged = purge_deleted(chunk_store, vector_store, older_than=cutoff)
     rows = [
-        {"chunk_id": cid, **{k: str(stored[cid].get(k) or "") for k in VECTOR_METADATA}, "deleted_at": now}
+        {
+            **{k: str(stored[cid].get(k) or "") for k in DELETED_SCHEMA if k != "deleted_at"},
+            "chunk_id": cid,
+            "deleted_at": now,
+        }
         for cid in left
     ]
     deleted = chunk_store.deleted()

@@ -52,10 +52,3 @@ CHUNK_SCHEMA: dict[str, pl.DataType] = {
 
 # What the vector store keeps beside each vector: enough to filter inside the nearest-neighbour search.
 VECTOR_METADATA = ("path", "anchor", "lane", "status", "trust", "embed_hash", "role")
-
-# The deleted set (ChunkStore.deleted): what the vector store knew of a chunk whose note left the vault.
-DELETED_SCHEMA: dict[str, pl.DataType] = {
-    "chunk_id": pl.Utf8(),
-    **{k: pl.Utf8() for k in VECTOR_METADATA},
-    "deleted_at": pl.Float64(),
-}

@@ -46,11 +46,7 @@ def http_settings(tmp_path: Path, vault: Path, embedder: FakeEmbedder) -> HippoS
 
 
 def check_evaluations(result) -> dict[str, object]:  # noqa: ANN001 - Dagster's execution result
-    return {
-        e.event_specific_data.asset_check_evaluation.check_name: e.event_specific_data.asset_check_evaluation
-        for e in result.all_events
-        if e.event_type_value == "ASSET_CHECK_EVALUATION"
-    }
+    return {e.check_name: e for e in result.get_asset_check_evaluations()}
 
 
 def hippo_run(settings: HippoSettings, tmp_path: Path) -> subprocess.CompletedProcess[str]:

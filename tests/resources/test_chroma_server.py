@@ -77,11 +77,7 @@ def test_the_graph_indexes_into_a_chroma_server_and_search_reads_it(
     ).model_copy(update={"embed_cache_path": embed_cache})
     result = run_graph(settings)
     assert result.success
-    checks = {
-        e.event_specific_data.asset_check_evaluation.check_name: e.event_specific_data.asset_check_evaluation.passed
-        for e in result.all_events
-        if e.event_type_value == "ASSET_CHECK_EVALUATION"
-    }
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks["vectors_match_chunks"] is True
     assert not (tmp_path / "home" / "chroma").exists()  # the vectors are on the server
     res = build_resources(settings)
