@@ -43,6 +43,11 @@ class NotFoundError(LookupError):
     pass
 
 
+class VectorStoreUnavailable(RuntimeError):
+    """The vector store cannot answer now (cannot be opened, e.g. on a full disk, or a run is rewriting it);
+    the lexical lane still can, so the search degrades instead of failing."""
+
+
 @dataclass
 class Snapshot:
     """One consistent view of the stores: a lexical generation and the chunk table it was built from."""
@@ -55,9 +60,11 @@ class Snapshot:
     lane: np.ndarray
     status: np.ndarray
     path: np.ndarray
-    collection: Any
+    collection: Any  # None when the vector store could not be opened (see vector_error)
     row_terms: Any  # CSR docs × terms: which query terms each chunk contains
     title_tokens: dict[str, list[str]]
+    vector_error: str | None = None
+    pending_vectors: int = 0  # chunks of this generation indexed by keyword only (the embedder was down)
 
 
 class SearchEngine:
@@ -106,7 +113,7 @@ class SearchEngine:
                 "the index was built by another analyzer version: run `hippo run` to rebuild it"
             )
         self._tokenizer = self._tokenizer or Tokenizer(config)
-        self.vector_store.forget_clients()
+        collection, vector_error = self._open_vectors()
         rows = table.to_dicts()
         return Snapshot(
             generation=manifest["generation"],
@@ -117,10 +124,21 @@ class SearchEngine:
             lane=table["lane"].to_numpy() if table.height else np.array([], dtype=object),
             status=table["status"].to_numpy() if table.height else np.array([], dtype=object),
             path=table["path"].to_numpy() if table.height else np.array([], dtype=object),
-            collection=self.vector_store.collection(),
+            collection=collection,
             row_terms=index.weights.tocsr(),
             title_tokens={},
+            vector_error=vector_error,
+            pending_vectors=int(manifest.get("pending_vectors") or 0),
         )
+
+    def _open_vectors(self) -> tuple[Any, str | None]:
+        """The vector collection for a new generation, or None and why: a store that cannot be opened
+        (a full disk, a corrupt folder before the next run rebuilds it) costs the semantic lane, not search."""
+        try:
+            self.vector_store.forget_clients()
+            return self.vector_store.collection(), None
+        except Exception as exc:  # noqa: BLE001 - chromadb, sqlite3 and OSError all mean "no vectors now"
+            return None, f"{type(exc).__name__}: {str(exc)[:300]}"
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -144,8 +162,11 @@ class SearchEngine:
         if request.mode in ("hybrid", "semantic"):
             try:
                 semantic = self._semantic(snap, request, params, allowed_paths)
-            except EmbedderError as exc:
+            except (EmbedderError, VectorStoreUnavailable) as exc:
                 status, reason = "degraded", f"semantic lane unavailable, lexical results only: {exc}"
+            if reason is None and snap.pending_vectors:
+                status = "degraded"
+                reason = f"{snap.pending_vectors} chunks waiting for vectors are found by keyword only"
         if request.mode == "semantic":
             params = params.model_copy(update={"semantic_floor": -1.0, "semantic_margin": 0.0})
         candidates = fuse(lexical, semantic, params)
@@ -221,6 +242,8 @@ class SearchEngine:
     ) -> list[tuple[str, float]]:
         if allowed_paths == [] or not snap.rows:
             return []
+        if snap.collection is None:
+            raise VectorStoreUnavailable(f"the vector store cannot be opened: {snap.vector_error}")
         vector = self.embedder.embed_query(request.query)
         clauses: list[dict[str, Any]] = [{"status": {"$nin": list(params.excluded_statuses)}}]
         if request.lanes:
@@ -230,8 +253,32 @@ class SearchEngine:
         if allowed_paths is not None:
             clauses.append({"path": {"$in": allowed_paths}})
         where = clauses[0] if len(clauses) == 1 else {"$and": clauses}
-        hits = self.vector_store.query(vector, params.semantic_pool, where=where, collection=snap.collection)
-        return [(cid, sim) for cid, sim in hits if cid in snap.row_of]
+        try:
+            hits = self.vector_store.query(
+                vector, params.semantic_pool, where=where, collection=snap.collection
+            )
+            hits = [(cid, sim) for cid, sim in hits if cid in snap.row_of]
+            return self._same_generation(snap, hits)
+        except Exception as exc:  # noqa: BLE001 - chromadb raises InternalError & co. while a run rewrites it
+            raise VectorStoreUnavailable(
+                f"the vector store is being rewritten by a run ({type(exc).__name__}: {str(exc)[:200]})"
+            ) from exc
+
+    def _same_generation(self, snap: Snapshot, hits: list[tuple[str, float]]) -> list[tuple[str, float]]:
+        """Keep only vectors made from the text of this generation's chunks (same embed_hash): while a run
+        rewrites the vector store, a changed chunk's new vector must not stand in for its old text."""
+        if not hits:
+            return hits
+        got = snap.collection.get(ids=[cid for cid, _ in hits], include=["metadatas"])
+        stored = {
+            cid: (m or {}).get("embed_hash")
+            for cid, m in zip(got["ids"], got["metadatas"] or [], strict=False)
+        }
+        return [
+            (cid, sim)
+            for cid, sim in hits
+            if stored.get(cid) == snap.rows[snap.row_of[cid]].get("embed_hash")
+        ]
 
     def _sections(
         self,
@@ -354,6 +401,12 @@ class SearchEngine:
         if manifest is not None:
             snap = self.snapshot()
             out["documents"] = int(snap.table["path"].n_unique()) if snap.table.height else 0
-            out["vectors"] = int(snap.collection.count())
+            try:
+                out["vectors"] = int(snap.collection.count()) if snap.collection is not None else None
+            except Exception as exc:  # noqa: BLE001 - same as a search: report, do not fail
+                out["vectors"], snap.vector_error = None, f"{type(exc).__name__}: {str(exc)[:300]}"
+            out["vector_error"] = snap.vector_error
+            out["vector_status"] = manifest.get("status", "ok")
+            out["pending_vectors"] = snap.pending_vectors
             out["by_lane"] = dict(snap.table.group_by("lane").len().iter_rows()) if snap.table.height else {}
         return out
