@@ -7,6 +7,8 @@ materialization without a restart. When the embedder fails it answers from the l
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -33,6 +35,8 @@ from hippo_core.text_input import decode_utf8, validate_path_prefix
 from hippo_core.tokenize import Tokenizer, TokenizerConfig, is_bigram
 from hippo_resources import Embedder, EmbedderError, Ledger, LexicalStore, Vault, VectorStore
 from hippo_server.schemas import SearchHit, SearchRequest, SearchResponse, Section
+
+log = logging.getLogger(__name__)
 
 
 class NotIndexedError(RuntimeError):
@@ -195,19 +199,30 @@ class SearchEngine:
             results=hits,
         )
         if log and self.ledger is not None:
+            self._record(request, status, hits, snap.generation, gap)
+        return response
+
+    def _record(
+        self, request: SearchRequest, status: str, hits: list[SearchHit], generation: str, gap: str | None
+    ) -> None:
+        """The query log and the gap queue. Best effort: a ledger that cannot be written (a full disk) must
+        not cost the person their answer."""
+        assert self.ledger is not None
+        try:
             self.ledger.record_query(
                 request.query,
                 request.model_dump(exclude={"query"}),
                 status,
                 len(hits),
                 hits[0].score if hits else None,
-                snap.generation,
+                generation,
             )
             if gap:
                 self.ledger.record_gap(
                     normalize_query(request.query), request.query, gap, [h.anchor for h in hits[:3]]
                 )
-        return response
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the query was answered but not logged: %s", exc)
 
     def _allowed_paths(self, snap: Snapshot, request: SearchRequest) -> list[str] | None:
         if not request.path_prefix:
