@@ -191,7 +191,8 @@ def test_32_concurrent_searches_during_a_full_reindex_get_no_error(
     requests = sum(outcomes.values())
     errors = requests - outcomes["200"]
     print(
-        f"32-thread search during hippo run --force: {errors} errors / {requests} requests {dict(outcomes)}"
+        f"32-thread search during hippo run --force: {errors} errors / {requests} requests {dict(outcomes)}, "
+        f"answers {dict(statuses)}"
     )
     assert requests >= 200, outcomes
     assert errors == 0, (outcomes, (tmp_path / "librarian.log").read_text()[-4000:])
