@@ -9,9 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -19,69 +17,31 @@ from typing import Any
 
 from eval.golden import (
     DEFAULT_GOLDEN,
+    DEFAULT_VAULT,
     GOLDEN_METRICS,
     GoldenError,
+    build_throwaway_stores,
     dataset_fingerprint,
     evaluate,
     load_golden,
-    run_signature,
+    run_golden,
+    throwaway_engine,
     validate,
 )
 from hippo_core.calibration import Calibration, best_threshold, precision_threshold, recall_threshold
 from hippo_core.ranking import RankingParams
 from hippo_core.settings import HippoSettings
+from hippo_resources import Embedder, build_embedder
 
 EXIT_INVALID, EXIT_MISMATCH = 3, 4
-DEFAULT_VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"
 DEFAULT_CACHE = Path("~/.cache/hippocampus/embed.sqlite").expanduser()
 
 
-EVAL_INSTANCE_YAML = """\
-storage:
-  sqlite:
-    base_dir:
-      env: DAGSTER_HOME
-compute_logs:
-  module: dagster._core.storage.noop_compute_log_manager
-  class: NoOpComputeLogManager
-telemetry:
-  enabled: false
-"""
-
-
-def build_throwaway_stores(vault: Path, workdir: Path, embed_cache: Path) -> HippoSettings:
-    """Copy the vault and materialize it with `hippo run` into a temporary home: the user's stores
-    and ledger are never touched by an evaluation."""
-    copy = workdir / "vault"
-    shutil.copytree(vault, copy, ignore=shutil.ignore_patterns(".git"))
-    settings = HippoSettings(vault=copy, home=workdir / "home", embed_cache_path=embed_cache)
-    env = {
-        **os.environ,
-        "HIPPO_VAULT": str(copy),
-        "HIPPO_HOME": str(settings.home),
-        "DAGSTER_HOME": str(workdir / "dagster"),
-        "HIPPO_EMBED_CACHE": str(embed_cache),
-    }
-    # A throwaway instance keeps no compute logs: Dagster mirrors captured step output through `tail -F`
-    # processes, and one orphaned at exit would hold an output pipe of ours open forever.
-    dagster_home = workdir / "dagster"
-    dagster_home.mkdir(parents=True, exist_ok=True)
-    (dagster_home / "dagster.yaml").write_text(EVAL_INSTANCE_YAML, encoding="utf-8")
-    log = workdir / "hippo-run.log"
-    with open(log, "w", encoding="utf-8") as out:  # a file, not a pipe: nothing can keep it from ending
-        proc = subprocess.run(
-            [sys.executable, "-m", "hippo_cli.main", "run"], env=env, stdout=out, stderr=subprocess.STDOUT
-        )
-    if proc.returncode != 0:
-        tail = log.read_text(encoding="utf-8", errors="replace")[-2000:]
-        raise RuntimeError(f"building the evaluation stores failed:\n{tail}")
-    return settings
-
-
-def _engine(settings: HippoSettings):  # noqa: ANN202
-    from hippo_server.app import engine_from_settings
-
-    return engine_from_settings(settings)
+def _embedder(args: argparse.Namespace) -> Embedder:
+    """The configured embedder (HIPPO_EMBED_*), with the evaluation's embedding cache; its calibration is
+    the one the librarian applies."""
+    settings = HippoSettings.from_env(os.environ)
+    return build_embedder(settings.model_copy(update={"embed_cache_path": args.cache}))
 
 
 def _load(args: argparse.Namespace):  # noqa: ANN202
@@ -110,9 +70,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _with_stores(args: argparse.Namespace, fn):  # noqa: ANN001, ANN202
+    """`fn(engine)` over a throwaway copy of the stores, built in this process."""
     with tempfile.TemporaryDirectory(prefix="hippo-eval-") as tmp:
-        settings = build_throwaway_stores(args.vault, Path(tmp), args.cache)
-        return fn(_engine(settings))
+        engine = throwaway_engine(build_throwaway_stores(args.vault, Path(tmp), _embedder(args)))
+        try:
+            return fn(engine)
+        finally:
+            engine.vector_store.forget_clients()
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -129,16 +93,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
             return EXIT_MISMATCH
 
-    def measure(engine) -> dict[str, Any]:  # noqa: ANN001
-        params = engine.params.model_copy(update=json.loads(args.params)) if args.params else engine.params
-        return {
-            "dataset_fingerprint": fingerprint,
-            "run_signature": run_signature(engine, params),
-            "ranking_params": params.model_dump(mode="json"),
-            **evaluate(engine, items, params),
-        }
-
-    report = _with_stores(args, measure)
+    overrides = json.loads(args.params) if args.params else None
+    report = run_golden(args.golden, args.vault, _embedder(args), overrides)
     print(render(report, baseline))
     if args.json:
         args.json.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
@@ -214,7 +170,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     calibration = _with_stores(args, measure)
     print(calibration.model_dump_json(indent=2))
-    target = args.write or HippoSettings.from_env(os.environ).home / "calibration.json"
+    target = args.write or Path(str(_embedder(args).calibration_path))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(calibration.model_dump_json(indent=2), encoding="utf-8")
     print(f"written to {target}; the librarian applies it to {calibration.embed_model} only")
@@ -298,24 +254,11 @@ def cmd_candidates(args: argparse.Namespace) -> int:
 
 def cmd_probe(args: argparse.Namespace) -> int:
     """Replay open gaps against the live index ($HIPPO_HOME); mark the ones now answered."""
-    from hippo_core.evidence import Evidence, gap_kind
-    from hippo_server.schemas import SearchRequest
+    from hippo_search.gaps import replay_gaps
+    from hippo_search.pipeline import open_engine
 
-    engine = _engine(HippoSettings.from_env(os.environ))
-    if engine.ledger is None:
-        return 2
-    answered = []
-    gaps = engine.ledger.gaps("open")
-    for gap in gaps:
-        response = engine.search(SearchRequest(query=gap["query"], limit=5), log=False)
-        evidence = [
-            Evidence(anchor=h.anchor, coverage=h.coverage, semantic_similarity=h.semantic_similarity)
-            for h in response.results
-        ]
-        if response.status == "ok" and gap_kind(evidence, engine.evidence_params) is None:
-            engine.ledger.mark_gap_answered(gap["normalized"], response.results[0].anchor)
-            answered.append({"query": gap["query"], "answered_by": response.results[0].anchor})
-    print(json.dumps({"probed": len(gaps), "answered": answered}, ensure_ascii=False))
+    result = replay_gaps(open_engine(HippoSettings.from_env(os.environ)))
+    print(result.model_dump_json())
     return 0
 
 

@@ -22,7 +22,8 @@ from eval.beir import DEFAULT_DATA, BeirError, load_beir, passage_text, select_q
 from eval.metrics import evaluate
 from hippo_core.bm25 import BM25Index
 from hippo_core.ranking import RankingParams
-from hippo_core.tokenize import DEFAULT_MORPH_TAGS, Tokenizer, TokenizerConfig, get_kiwi, is_bigram
+from hippo_core.tokenize import DEFAULT_MORPH_TAGS, Tokenizer, TokenizerConfig, get_kiwi
+from hippo_search.pipeline import lexical_lane
 
 KOREAN_SETS = ("korquad1", "ko-welfare", "msmarco-ko")
 _LATIN = ("SL", "SN", "SH")
@@ -105,9 +106,8 @@ def run_set(folder: Path, max_queries: int | None, seed: int, pool: int) -> list
         t0 = time.perf_counter()
         for q in queries:
             toks = tok.query_tokens(q.text)
-            weights = {t: v.bigram_weight for t in toks if is_bigram(t)}
-            top = index.top_k(toks, pool, term_weights=weights) if toks else []
-            runs[q.id] = [doc_ids[i] for i, _ in top[:10]]
+            top = lexical_lane(index, doc_ids, toks, pool, bigram_weight=v.bigram_weight)
+            runs[q.id] = [d for d, _ in top[:10]]
         query_ms = (time.perf_counter() - t0) * 1000 / max(len(queries), 1)
         rows.append(
             {

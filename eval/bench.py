@@ -10,10 +10,10 @@ as the product indexes conversation messages, and every ranked list names a doc 
 The build goes through
 the product's code: `Tokenizer.tokenize_many` + `BM25Index.build` for the lexical lane, the `Embedder`
 resource (content-addressed SQLite cache, so re-runs embed nothing) and a real Chroma collection via
-`VectorStore` for the semantic lane. Each query runs the lexical lane (`BM25Index.top_k`, bigram
-terms down-weighted as in `hippo_server.search`), the semantic lane (`Embedder.embed_query` +
-`VectorStore.query`) and `hippo_core.ranking.fuse` with default `RankingParams`, so the fused list
-includes the semantic solo-match floor exactly as the product applies it. Two diagnostic rows, which
+`VectorStore` for the semantic lane. Each query runs the search library's own stages
+(`hippo_search.pipeline`): `lexical_lane` (bigram terms down-weighted), `semantic_lane` on
+`Embedder.embed_query`, and `fuse_lanes` with default `RankingParams`, so the fused list includes the
+semantic solo-match floor exactly as the product applies it. Two diagnostic rows, which
 are not product paths, help read the numbers: fusion with the floor switched off, and exact cosine
 over the same vectors (Chroma's HNSW search is approximate and differs slightly from build to build).
 
@@ -70,8 +70,9 @@ from eval.bench_diagnostics import (
 from eval.bench_render import render_markdown
 from eval.metrics import evaluate, score_query
 from hippo_core.bm25 import BM25Index
-from hippo_core.ranking import Candidate, RankingParams, fuse, solo_match_floor
-from hippo_core.tokenize import Tokenizer, get_kiwi, is_bigram
+from hippo_core.ranking import Candidate, RankingParams, solo_match_floor
+from hippo_core.tokenize import Tokenizer, get_kiwi
+from hippo_search.pipeline import fuse_lanes, lexical_lane, semantic_lane
 
 __all__ = [
     "DIAGNOSTICS",
@@ -231,8 +232,8 @@ def _run(
         empty_mask = np.zeros(len(docs), dtype=bool)
         # One untimed query first: with every passage cached the e5 model is not loaded yet, and Chroma
         # loads its HNSW segment on the first query; neither belongs in a per-query latency.
-        index.top_k(tokenizer.query_tokens("warm-up 준비"), params.lexical_pool)
-        store.query(embedder.embed_query("warm-up 준비"), params.semantic_pool, collection=collection)
+        lexical_lane(index, doc_ids, tokenizer.query_tokens("warm-up 준비"), params.lexical_pool)
+        semantic_lane(store, collection, embedder.embed_query("warm-up 준비"), params.semantic_pool)
         variant_lanes = {f"variant:{name}": vp for name, vp in options.variants.items()}
         extra = (*DIAGNOSTICS, *variant_lanes)
         runs: dict[str, dict[str, list[str]]] = {lane: {} for lane in (*LANES, *extra)}
@@ -253,22 +254,20 @@ def _run(
 
             t0 = time.perf_counter()
             toks = tokenizer.query_tokens(q.text)
-            weights = {t: params.bigram_weight for t in toks if is_bigram(t)}
-            top = (
-                index.top_k(toks, params.lexical_pool, allowed=allowed, term_weights=weights) if toks else []
+            lexical = lexical_lane(
+                index, doc_ids, toks, params.lexical_pool, allowed=allowed, bigram_weight=params.bigram_weight
             )
-            lexical = [(doc_ids[i], s) for i, s in top]
             t_lex = time.perf_counter() - t0
 
             t0 = time.perf_counter()
             vector = embedder.embed_query(q.text)
-            semantic = store.query(vector, params.semantic_pool, where=where, collection=collection)
+            semantic = semantic_lane(store, collection, vector, params.semantic_pool, where)
             t_sem = time.perf_counter() - t0
 
             t0 = time.perf_counter()
-            fused: list[Candidate] = fuse(lexical, semantic, params)
+            fused: list[Candidate] = fuse_lanes(lexical, semantic, params)
             t_fuse = time.perf_counter() - t0
-            unfloored = fuse(lexical, semantic, no_floor)
+            unfloored = fuse_lanes(lexical, semantic, no_floor)
             exact = exact_top(vectors, vector, allowed, params.semantic_pool)
 
             q_tokens.append(toks)
@@ -439,12 +438,12 @@ def _variant_fused(
 ) -> list[str]:
     """Fused ids under other params; a lane is re-run only when its own knobs differ."""
     if (vp.lexical_pool, vp.bigram_weight) != (params.lexical_pool, params.bigram_weight):
-        weights = {t: vp.bigram_weight for t in toks if is_bigram(t)}
-        top = index.top_k(toks, vp.lexical_pool, allowed=allowed, term_weights=weights) if toks else []
-        lexical = [(doc_ids[i], s) for i, s in top]
+        lexical = lexical_lane(
+            index, doc_ids, toks, vp.lexical_pool, allowed=allowed, bigram_weight=vp.bigram_weight
+        )
     if vp.semantic_pool != params.semantic_pool:
-        semantic = store.query(vector, vp.semantic_pool, where=where, collection=collection)
-    return [c.chunk_id for c in fuse(lexical, semantic, vp)]
+        semantic = semantic_lane(store, collection, vector, vp.semantic_pool, where)
+    return [c.chunk_id for c in fuse_lanes(lexical, semantic, vp)]
 
 
 def _positive(text: str) -> int:

@@ -119,11 +119,10 @@ def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path)
 def evaluate(
     settings: Any, queries: dict[str, dict[str, Any]], qrels: dict[str, set[str]], limit: int = 10
 ) -> dict[str, Any]:
-    from hippo_server.app import engine_from_settings
-    from hippo_server.schemas import SearchRequest
+    from hippo_search.envelope import SearchRequest
+    from hippo_search.pipeline import open_engine
 
-    engine = engine_from_settings(settings)
-    engine.ledger = None  # a benchmark is not a user's query log
+    engine = open_engine(settings, log=False)  # a benchmark is not a user's query log
     chunks = pl.read_parquet(settings.chunks_dir / "chunks.parquet").filter(pl.col("lane") == "conversations")
     msgs = pl.read_parquet(settings.chunks_dir / "messages.parquet")
     ids_at = {(r["conversation_id"], r["position"]): r["message_id"] for r in msgs.iter_rows(named=True)}

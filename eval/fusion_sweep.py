@@ -5,8 +5,9 @@
 Each set is built the way `eval.bench` builds it (same rows, exchange rows per conversation, same
 analyzer, same cached embeddings); the semantic lane here is exact cosine over those vectors rather
 than Chroma, so the whole sweep costs one query embedding per query. Every row fuses the same two lane
-lists with `hippo_core.ranking.fuse` (solo-match floor included) under other `RankingParams`; the last
-column says whether fused beat both lanes on Hit@1 and nDCG@10. This is how `lexical_share` was chosen.
+lists with `fuse_lanes` (solo-match floor included) under other `RankingParams`; the last
+column says whether fused beat both lanes on Hit@1 and nDCG@10. The lexical lane and the fusion are the
+search library's own (`hippo_search.pipeline.lexical_lane`, `fuse_lanes`). This is how `lexical_share` was chosen.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ from eval.beir import (
 from eval.bench import DEFAULT_CACHE
 from eval.metrics import evaluate
 from hippo_core.bm25 import BM25Index
-from hippo_core.ranking import RankingParams, fuse
-from hippo_core.tokenize import Tokenizer, is_bigram
+from hippo_core.ranking import RankingParams
+from hippo_core.tokenize import Tokenizer
+from hippo_search.pipeline import fuse_lanes, lexical_lane
 
 
 def sweep_set(
@@ -64,9 +66,9 @@ def sweep_set(
         conv = conv_of(q.extra) if per_conv else None
         allowed = None if conv is None else row_conv == conv
         toks = tokenizer.query_tokens(q.text)
-        weights = {t: base.bigram_weight for t in toks if is_bigram(t)}
-        top = index.top_k(toks, base.lexical_pool, allowed=allowed, term_weights=weights) if toks else []
-        lexical = [(row_ids[i], s) for i, s in top]
+        lexical = lexical_lane(
+            index, row_ids, toks, base.lexical_pool, allowed=allowed, bigram_weight=base.bigram_weight
+        )
         sims = vectors @ qv
         cand = np.arange(len(rows)) if allowed is None else np.flatnonzero(allowed)
         order = cand[np.argsort(-sims[cand], kind="stable")][: base.semantic_pool]
@@ -74,7 +76,9 @@ def sweep_set(
         runs["lexical"][q.id] = to_docs([d for d, _ in lexical], row_doc)[:10]
         runs["semantic"][q.id] = to_docs([d for d, _ in semantic], row_doc)[:10]
         for name, params in settings.items():
-            runs[name][q.id] = to_docs([c.chunk_id for c in fuse(lexical, semantic, params)], row_doc)[:10]
+            runs[name][q.id] = to_docs([c.chunk_id for c in fuse_lanes(lexical, semantic, params)], row_doc)[
+                :10
+            ]
     qids = [q.id for q in queries]
     return beir.name, {name: evaluate(run, beir.qrels, qids) for name, run in runs.items()}
 

@@ -1,16 +1,21 @@
 """The golden set: queries over a vault with the documents (and sections) that answer them.
 
 `validate` checks the set against the vault before any search (ids, paths, anchors, scopes);
-`evaluate` runs it through the librarian's engine and reports Hit@1/3/10, MRR@10 and nDCG@10, overall
-and per category, with a dataset fingerprint (what was measured) and a run signature (what measured it).
+`build_throwaway_stores` materializes a copy of the vault in this process; `evaluate` runs the set
+through the search pipeline and reports Hit@1/3/10, MRR@10 and nDCG@10, overall and per category, with a
+dataset fingerprint (what was measured) and a run signature (what measured it). `run_golden` is all of
+it, for `python -m eval run` and the `eval_report` asset alike.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
@@ -22,14 +27,17 @@ from hippo_core import frontmatter
 from hippo_core.chunking import anchor_for, split_sections
 from hippo_core.fingerprints import sha256_text
 from hippo_core.ranking import RankingParams
+from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError, decode_utf8
 from hippo_core.vault_layout import LANES, is_indexed
-from hippo_server.schemas import SearchRequest
-from hippo_server.search import SearchEngine
+from hippo_resources import Embedder, HippoResources, build_resources
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import SearchEngine, engine_from_resources
 
 Category = Literal["lexical", "semantic", "hybrid", "cross-lingual", "alias"]
 GOLDEN_METRICS = ("hit@1", "hit@3", "hit@10", "mrr@10", "ndcg@10")
 DEFAULT_GOLDEN = Path(__file__).with_name("golden.jsonl")
+DEFAULT_VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"  # what golden.jsonl is written for
 
 
 class GoldenItem(BaseModel):
@@ -156,6 +164,7 @@ def run_signature(engine: SearchEngine, params: RankingParams) -> dict[str, str]
     return {
         "code_version": code_version(),
         "embed_model": engine.embedder.model_id,
+        "calibration": engine.calibration_status,
         "ranking": hashlib.sha256(params_json.encode()).hexdigest()[:12],
         "python": sys.version.split()[0],
     }
@@ -213,3 +222,58 @@ def _grouped(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, float]
     for r in rows:
         groups[r[key]].append(r)
     return {k: _mean(v) for k, v in sorted(groups.items())}
+
+
+def build_throwaway_stores(vault: Path, workdir: Path, embedder: Embedder) -> HippoResources:
+    """Copy the vault and materialize `refresh_job`'s graph on it into `workdir`, in this process, with the
+    caller's embedder (its cache makes this cost seconds; its calibration is the one applied): the user's
+    stores and ledger are never touched by an evaluation."""
+    from dagster import DagsterInstance, materialize
+
+    from hippo_assets.definitions import ASSET_CHECKS, ASSETS
+
+    copy = workdir / "vault"
+    shutil.copytree(vault, copy, ignore=shutil.ignore_patterns(".git"))
+    resources = dataclasses.replace(
+        build_resources(HippoSettings(vault=copy, home=workdir / "home")), embedder=embedder
+    )
+    result = materialize(
+        [*ASSETS, *ASSET_CHECKS],
+        resources=dict(resources),
+        instance=DagsterInstance.ephemeral(),
+        run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},  # a build, not news
+        raise_on_error=False,
+    )
+    if not result.success:
+        failed = [e.message for e in result.all_events if e.is_failure][-3:]
+        raise RuntimeError("building the evaluation stores failed: " + " | ".join(str(m) for m in failed))
+    return resources
+
+
+def throwaway_engine(resources: HippoResources) -> SearchEngine:
+    """The pipeline over throwaway stores; no ledger, so nothing is logged as a person's query."""
+    return engine_from_resources(
+        resources.lexical_store, resources.vector_store, resources.embedder, resources.vault
+    )
+
+
+def run_golden(
+    golden: Path, vault: Path, embedder: Embedder, overrides: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The golden-set report: validate, build throwaway stores, measure. Raises GoldenError when the set
+    does not validate against the vault (no metric is measured then)."""
+    items = load_golden(golden)
+    problems = validate(items, vault)
+    if problems:
+        raise GoldenError(problems)
+    with tempfile.TemporaryDirectory(prefix="hippo-eval-") as tmp:
+        engine = throwaway_engine(build_throwaway_stores(vault, Path(tmp), embedder))
+        params = engine.params.model_copy(update=overrides) if overrides else engine.params
+        report = {
+            "dataset_fingerprint": dataset_fingerprint(items, vault),
+            "run_signature": run_signature(engine, params),
+            "ranking_params": params.model_dump(mode="json"),
+            **evaluate(engine, items, params),
+        }
+        engine.vector_store.forget_clients()  # release Chroma's client before its folder goes
+    return report

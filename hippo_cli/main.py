@@ -4,15 +4,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
-import yaml
-
 from hippo_cli.signals import restore_interrupt_signals
-from hippo_core.conversations.formats import FORMATS
 from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError
+
+
+class FormatNames(Sequence[str]):
+    """`hippo ingest`'s choices, read from the formats registry only when used: the registry imports every
+    parser, which would cost every other command (a `hippo search` through the librarian) a second."""
+
+    def _names(self) -> list[str]:
+        from hippo_core.conversations.formats import FORMATS
+
+        return [fmt.cli_name for fmt in FORMATS]
+
+    def __getitem__(self, i):  # noqa: ANN001, ANN204
+        return self._names()[i]
+
+    def __len__(self) -> int:
+        return len(self._names())
 
 
 def _settings(args: argparse.Namespace) -> HippoSettings:
@@ -49,6 +64,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     run_config = None
     if args.config:
+        import yaml
+
         try:
             run_config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
@@ -96,12 +113,13 @@ def run_refresh(
 
 
 def cmd_search(args: argparse.Namespace) -> int:
+    """Through the running librarian when it serves these stores (light imports), else in process."""
     from pydantic import ValidationError
 
-    from hippo_server.app import engine_from_settings
-    from hippo_server.schemas import SearchRequest
-    from hippo_server.search import NotIndexedError
+    from hippo_search.client import LibrarianError, librarian_url, remote_search
+    from hippo_search.envelope import SearchRequest
 
+    settings = _settings(args)
     try:
         request = SearchRequest(
             query=args.query,
@@ -116,22 +134,35 @@ def cmd_search(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    try:
-        response = engine_from_settings(_settings(args)).search(request)
-    except NotIndexedError as exc:
-        print(f"hippo search: {exc}", file=sys.stderr)
-        return 3
+    envelope = None
+    if not args.local:
+        url = librarian_url(settings.host, settings.port)
+        try:
+            envelope = remote_search(url, settings.home, request.model_dump(mode="json"), settings.mcp_token)
+        except LibrarianError as exc:
+            print(f"hippo search: {exc.message} (librarian at {url})", file=sys.stderr)
+            return 3 if exc.code == "not_indexed" else 2
+    if envelope is None:
+        from hippo_search.pipeline import NotIndexedError, open_engine
+
+        try:
+            envelope = open_engine(settings).search(request).model_dump(mode="json")
+        except NotIndexedError as exc:
+            print(f"hippo search: {exc}", file=sys.stderr)
+            return 3
     if args.json:
-        print(response.model_dump_json(indent=2))
+        print(json.dumps(envelope, ensure_ascii=False, indent=2))
         return 0
-    print(f"{args.query!r}: {len(response.results)} result(s) [{response.status}]")
-    if response.degraded_reason:
-        print(f"  ({response.degraded_reason})")
-    for i, hit in enumerate(response.results, 1):
+    results = envelope["results"]
+    print(f"{args.query!r}: {len(results)} result(s) [{envelope['status']}]")
+    if envelope.get("degraded_reason"):
+        print(f"  ({envelope['degraded_reason']})")
+    for i, hit in enumerate(results, 1):
         print(
-            f"{i:2d}. {hit.anchor}  score={hit.score:.4f}  via={'+'.join(hit.matched_by)}  [{hit.status}/{hit.trust}]"
+            f"{i:2d}. {hit['anchor']}  score={hit['score']:.4f}  via={'+'.join(hit['matched_by'])}  "
+            f"[{hit['status']}/{hit['trust']}]"
         )
-        print(f"    {hit.snippet}")
+        print(f"    {hit['snippet']}")
     return 0
 
 
@@ -193,11 +224,11 @@ def cmd_gc(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from hippo_server.app import engine_from_settings
+    from hippo_search.pipeline import open_engine
 
     settings = _settings(args)
     info = {"vault": str(settings.vault.resolve()), "home": str(settings.home.resolve())}
-    info.update(engine_from_settings(settings).status())
+    info.update(open_engine(settings).status())
     info.pop("ranking", None)
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2, default=str))
@@ -255,11 +286,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--path-prefix", help="only documents under this vault folder")
     p.add_argument("--mode", choices=["hybrid", "lexical", "semantic"], default="hybrid")
     p.add_argument("--json", action="store_true", help="print the JSON envelope agents receive")
+    p.add_argument(
+        "--local", action="store_true", help="search in this process even when a librarian is running"
+    )
     p.set_defaults(func=cmd_search)
 
     p = sub.add_parser("ingest", help="load agent conversations (dlt) and index them (lane conversations)")
     common(p)
-    p.add_argument("kind", choices=[fmt.cli_name for fmt in FORMATS])
+    p.add_argument("kind", metavar="KIND", choices=FormatNames(), help="one of: %(choices)s")
     p.add_argument("file", nargs="?", help="export ZIP (chatgpt, claude-ai); logs are found automatically")
     p.add_argument("--no-segments", action="store_true", help="index messages only, no topic segments")
     p.set_defaults(func=cmd_ingest)
@@ -326,10 +360,16 @@ def main(argv: list[str] | None = None) -> int:
     restore_interrupt_signals()  # nightly runs start from cron with SIGINT ignored
     args = build_parser().parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+        return code
     except BadTextError as exc:
         print(f"hippo: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # `hippo search --json | head -c 10`: the reader left; say nothing more, as `cat` would.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a command ended by a closed pipe
 
 
 if __name__ == "__main__":

@@ -15,8 +15,6 @@ from pydantic import BaseModel, ValidationError
 from hippo_core.evidence import EvidenceParams
 from hippo_core.ranking import RankingParams
 
-CALIBRATION_FILE = "calibration.json"
-
 
 class Calibration(BaseModel):
     embed_model: str

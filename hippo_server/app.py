@@ -14,16 +14,11 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from hippo_core.calibration import CALIBRATION_FILE, load_calibration
-from hippo_core.evidence import EvidenceParams
-from hippo_core.ranking import RankingParams
 from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError, decode_utf8
-from hippo_resources import build_resources
-from hippo_server.bundles import EvidenceBundle, build_bundle, record_feedback
-from hippo_server.conversations import ConversationMemory, register_routes
-from hippo_server.mcp_tools import build_mcp
-from hippo_server.schemas import (
+from hippo_search.bundle import EvidenceBundle, build_bundle, record_feedback
+from hippo_search.client import store_id
+from hippo_search.envelope import (
     BundleRequest,
     FeedbackRequest,
     SearchRequest,
@@ -31,27 +26,12 @@ from hippo_server.schemas import (
     Section,
     validation_message,
 )
-from hippo_server.search import NotFoundError, NotIndexedError, SearchEngine
+from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine, open_engine
+from hippo_server.conversations import ConversationMemory, register_routes
+from hippo_server.mcp_tools import build_mcp
 
 MAX_BODY_BYTES = 16 * 1024
 OPEN_PATHS = ("/health",)
-
-
-def engine_from_settings(settings: HippoSettings) -> SearchEngine:
-    """The engine over the settings' stores, with the embedder's calibration applied when there is one."""
-    res = build_resources(settings)
-    embedder = res["embedder"]
-    calibration = load_calibration(settings.home / CALIBRATION_FILE, embedder.model_id)  # type: ignore[attr-defined]
-    return SearchEngine(
-        lexical_store=res["lexical_store"],  # type: ignore[arg-type]
-        vector_store=res["vector_store"],  # type: ignore[arg-type]
-        embedder=embedder,  # type: ignore[arg-type]
-        vault=res["vault"],  # type: ignore[arg-type]
-        ledger=res["ledger"],  # type: ignore[arg-type]
-        params=calibration.ranking_params(RankingParams()) if calibration.applied else None,
-        evidence_params=calibration.evidence_params(EvidenceParams()) if calibration.applied else None,
-        calibration_status=calibration.status,
-    )
 
 
 def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
@@ -111,7 +91,7 @@ class BodyTooLarge(Exception):
 
 def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> FastAPI:
     """Build the librarian app. Pass `engine` to serve stores other than the settings' (tests)."""
-    engine = engine or engine_from_settings(settings)
+    engine = engine or open_engine(settings)
     memory = ConversationMemory(settings.chunks_dir, engine.vault)
     mcp = build_mcp(engine, memory)
     security = TransportSecuritySettings(
@@ -137,9 +117,13 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     app.state.engine = engine
     app.add_middleware(GuardMiddleware, token=settings.mcp_token)
 
+    store = store_id(settings.home)
+
     @app.get("/health", tags=["meta"])
     def health() -> dict[str, str]:
-        return {"status": "ok"}
+        """`store` names the stores served (a hash of HIPPO_HOME): `hippo search` asks this librarian only
+        when it serves the stores the command would read itself."""
+        return {"status": "ok", "service": "hippocampus", "store": store}
 
     @app.get("/api/v1/status", tags=["meta"])
     def status() -> dict[str, Any]:

@@ -11,10 +11,10 @@ from mcp.types import ToolAnnotations
 from pydantic import ValidationError
 
 from hippo_core.text_input import BadTextError
-from hippo_server.bundles import build_bundle, record_feedback
+from hippo_search.bundle import build_bundle, record_feedback
+from hippo_search.envelope import SearchRequest, validation_message
+from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine
 from hippo_server.conversations import ConversationMemory, register_tools
-from hippo_server.schemas import SearchRequest, validation_message
-from hippo_server.search import NotFoundError, NotIndexedError, SearchEngine
 
 INSTRUCTIONS = (
     "Hippocampus is the user's personal knowledge vault (Korean and English). Use hippo_search to find "

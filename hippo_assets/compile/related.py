@@ -1,6 +1,7 @@
 """The compiler's lexical lookup: canonical pages our own index relates to a source (and the tokenizer it uses).
 
-Kept apart so the search library can take it over: it is a lexical lane without bigram weights or governance.
+It runs the search library's lexical lane (`hippo_search.pipeline.lexical_lane`) over canonical wiki
+pages, without bigram weights or governance: a draft only needs a few pages to cite, not a ranking.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from hippo_core.compile_offline import RelatedPage
 from hippo_core.tokenize import Tokenizer, TokenizerConfig
 from hippo_resources import LexicalStore
+from hippo_search.pipeline import lexical_lane
 
 _TOKENIZER: Tokenizer | None = None
 
@@ -28,11 +30,12 @@ def related_pages(lexical_store: LexicalStore, query: str, k: int = 3) -> list[R
     if table.height == 0:
         return []
     mask = ((table["lane"] == "wiki") & (table["status"] == "canonical")).to_numpy()
-    tokens = tokenizer().query_tokens(query[:2000])
+    ids = table["chunk_id"].to_list()
+    row_of = {cid: i for i, cid in enumerate(ids)}
     out: list[RelatedPage] = []
     seen: set[str] = set()
-    for i, _score in index.top_k(tokens, k * 8, allowed=mask):
-        row = table.row(i, named=True)
+    for cid, _score in lexical_lane(index, ids, tokenizer().query_tokens(query[:2000]), k * 8, allowed=mask):
+        row = table.row(row_of[cid], named=True)
         if row["path"] in seen:
             continue
         seen.add(row["path"])

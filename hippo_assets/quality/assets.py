@@ -1,7 +1,8 @@
 """Group `quality`: the gap radar (gap_report, gap_probe) and the nightly golden-set evaluation.
 
-Search quality is measured by the `eval` harness, which runs in a subprocess: assets never import
-the librarian, and an evaluation never touches the user's stores (it builds a throwaway copy).
+Both run the search library in this process (`hippo_search`): `gap_probe` replays the open gaps through
+the pipeline over the live stores; `eval_report` runs the golden set (`eval.golden.run_golden`) on a
+throwaway copy of the vault materialized into a temporary folder, so the user's stores are never touched.
 """
 
 # No `from __future__ import annotations` here: Dagster reads the Config and resource
@@ -10,10 +11,6 @@ the librarian, and an evaluation never touches the user's stores (it builds a th
 import base64
 import io
 import json
-import os
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -29,26 +26,15 @@ from dagster import (
 )
 from pydantic import Field
 
+from eval.golden import DEFAULT_GOLDEN, DEFAULT_VAULT, GoldenError, run_golden
 from hippo_assets.index.assets import lexical_index
 from hippo_core.gap_queue import REPEATED, render_gap_queue
 from hippo_core.vault_layout import GAP_QUEUE
-from hippo_resources import Embedder, Ledger, LexicalStore, Vault
+from hippo_resources import Embedder, Ledger, LexicalStore, Vault, VectorStore
+from hippo_search.gaps import replay_gaps
+from hippo_search.pipeline import engine_from_resources
 
 REGRESSION_POINTS = 0.02
-
-
-def _eval_env(vault: Vault, lexical_store: LexicalStore, embedder: Embedder) -> dict[str, str]:
-    env = {**os.environ, "HIPPO_VAULT": vault.root, "HIPPO_HOME": str(Path(lexical_store.root).parent)}
-    if embedder.cache_path:
-        env["HIPPO_EMBED_CACHE"] = embedder.cache_path
-    return env
-
-
-def _eval(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "eval", *args], env=env, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise Failure(f"`python -m eval {args[0]}` failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
-    return proc
 
 
 @asset(
@@ -57,17 +43,17 @@ def _eval(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[s
     deps=[lexical_index],
     description="Replays the open knowledge gaps against the freshly built index and marks the ones now answered.",
 )
-def gap_probe(vault: Vault, lexical_store: LexicalStore, embedder: Embedder) -> MaterializeResult:
+def gap_probe(
+    vault: Vault, lexical_store: LexicalStore, vector_store: VectorStore, embedder: Embedder, ledger: Ledger
+) -> MaterializeResult:
     if lexical_store.manifest() is None:
         return MaterializeResult(metadata={"probed": 0, "answered": 0, "note": "nothing indexed yet"})
-    result = json.loads(
-        _eval(["probe"], _eval_env(vault, lexical_store, embedder)).stdout.strip().splitlines()[-1]
-    )
+    result = replay_gaps(engine_from_resources(lexical_store, vector_store, embedder, vault, ledger))
     return MaterializeResult(
         metadata={
-            "probed": result["probed"],
-            "answered": len(result["answered"]),
-            "answered_gaps": MetadataValue.json(result["answered"]),
+            "probed": result.probed,
+            "answered": len(result.answered),
+            "answered_gaps": MetadataValue.json([a.model_dump() for a in result.answered]),
         }
     )
 
@@ -83,10 +69,9 @@ def gap_report(vault: Vault, ledger: Ledger) -> MaterializeResult:
     gaps = ledger.gaps(status=None)
     text = render_gap_queue(gaps)
     changed = not vault.exists(GAP_QUEUE) or vault.read_bytes(GAP_QUEUE) != text.encode("utf-8")
-    commit = None
     if changed:
         vault.write_text(GAP_QUEUE, text)
-        commit = vault.commit("gap report", [GAP_QUEUE])
+        vault.commit_at_run_end("gap report", [GAP_QUEUE])
     open_gaps = [g for g in gaps if g["status"] == "open"]
     return MaterializeResult(
         metadata={
@@ -94,7 +79,6 @@ def gap_report(vault: Vault, ledger: Ledger) -> MaterializeResult:
             "repeated": sum(g["times_asked"] >= REPEATED for g in open_gaps),
             "answered": len(gaps) - len(open_gaps),
             "changed": changed,
-            "git_commit": commit or "",
         }
     )
 
@@ -139,25 +123,24 @@ def _plot(report: dict) -> str:
     "signature in the ledger; the blocking check fails on a regression against the last accepted baseline.",
 )
 def eval_report(
-    context: AssetExecutionContext,
-    config: EvalReportConfig,
-    vault: Vault,
-    lexical_store: LexicalStore,
-    embedder: Embedder,
-    ledger: Ledger,
+    context: AssetExecutionContext, config: EvalReportConfig, embedder: Embedder, ledger: Ledger
 ) -> MaterializeResult:
-    args = ["run"]
-    if config.golden:
-        args += ["--golden", config.golden]
-    if config.vault:
-        args += ["--vault", config.vault]
-    if config.ranking_overrides:
-        args += ["--params", config.ranking_overrides]
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "report.json"
-        started = time.monotonic()
-        _eval([*args, "--json", str(out)], _eval_env(vault, lexical_store, embedder))
-        report = json.loads(out.read_text(encoding="utf-8"))
+    started = time.monotonic()
+    try:
+        overrides = json.loads(config.ranking_overrides) if config.ranking_overrides else None
+    except json.JSONDecodeError as exc:
+        raise Failure(f"ranking_overrides is not JSON: {exc}") from None
+    try:
+        report = run_golden(
+            Path(config.golden) if config.golden else DEFAULT_GOLDEN,
+            Path(config.vault) if config.vault else DEFAULT_VAULT,
+            embedder,
+            overrides,
+        )
+    except GoldenError as exc:
+        raise Failure(
+            f"the golden set does not validate against its vault, nothing measured:\n{exc}"
+        ) from None
     metrics = {
         "overall": report["overall"],
         "by_category": report["by_category"],

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from hippo_core.settings import HippoSettings
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 
 PAGE = """---
@@ -28,7 +28,7 @@ def test_alias_and_registered_mistranscription_find_the_page(settings: HippoSett
     page = settings.vault / "20-wiki" / "data" / "kubernetes.md"
     page.write_text(PAGE, encoding="utf-8")
     assert run_graph(settings).success
-    engine = engine_from_settings(settings)
+    engine = open_engine(settings)
     body = PAGE.split("---", 2)[2].lower()
     for query, path in [
         (

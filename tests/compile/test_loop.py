@@ -9,8 +9,8 @@ from dagster import DagsterInstance
 from hippo_core import approvals, frontmatter
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.compile.conftest import compile_all, promote
 from tests.conftest import run_graph
 
@@ -76,7 +76,7 @@ def test_inbox_to_canonical_page_found_above_its_source(settings: HippoSettings)
 
     # re-index and search: the canonical page ranks above its raw source
     assert run_graph(settings, instance).success
-    response = engine_from_settings(settings).search(SearchRequest(query="커피냅 실험 낮잠", limit=10))
+    response = open_engine(settings).search(SearchRequest(query="커피냅 실험 낮잠", limit=10))
     paths = [h.path for h in response.results]
     source = next(p for p in paths if p.startswith("10-sources/커피냅"))
     assert paths.index("20-wiki/health/커피냅-실험.md") < paths.index(source), paths

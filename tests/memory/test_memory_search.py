@@ -14,8 +14,8 @@ from hippo_assets.definitions import ASSET_CHECKS, ASSETS
 from hippo_assets.index.assets import messages_have_vectors
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.memory.conftest import load, metadata
 from tests.memory.test_scrub import PLANTED, SECRET_VALUES
 
@@ -103,7 +103,7 @@ def test_planted_secrets_reach_no_store_and_no_result(memory_indexed: HippoSetti
     stores["chroma files"] = "".join(
         p.read_bytes().decode("latin-1") for p in (home / "chroma").glob("**/*") if p.is_file()
     )
-    engine = engine_from_settings(memory_indexed)
+    engine = open_engine(memory_indexed)
     response = engine.search(
         SearchRequest(query="deploy credentials rotate later", lanes=["conversations"], limit=20)
     )
@@ -119,7 +119,7 @@ def test_planted_secrets_reach_no_store_and_no_result(memory_indexed: HippoSetti
 
 
 def test_conversation_lane_search_carries_conversation_fields(memory_indexed: HippoSettings) -> None:
-    engine = engine_from_settings(memory_indexed)
+    engine = open_engine(memory_indexed)
     ko = engine.search(SearchRequest(query="커넥션 풀 누수 teardown", lanes=["conversations"], limit=5))
     top = ko.results[0]
     assert top.lane == "conversations" and top.conversation_id == "3f1c2a9e-7b4d-4e2a-9c1f-0a1b2c3d4e5f"
@@ -148,7 +148,7 @@ def test_conversation_lane_search_carries_conversation_fields(memory_indexed: Hi
 
 
 def test_tool_output_is_marked_and_can_be_excluded(memory_indexed: HippoSettings) -> None:
-    engine = engine_from_settings(memory_indexed)
+    engine = open_engine(memory_indexed)
     query = "POOL_SIZE POOL_TIMEOUT get_pool"
     with_tools = engine.search(SearchRequest(query=query, lanes=["conversations"], limit=10))
     assert with_tools.results[0].role == "tool"

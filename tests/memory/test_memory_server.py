@@ -13,7 +13,8 @@ from mcp import Client
 from hippo_assets.ingest.assets import sources
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault, build_resources
-from hippo_server.app import create_app, engine_from_settings
+from hippo_search.pipeline import open_engine
+from hippo_server.app import create_app
 from hippo_server.conversations import ConversationMemory
 from hippo_server.mcp_tools import build_mcp
 from sensors.ingest import build_inbox_sensor
@@ -75,7 +76,7 @@ def test_mcp_conversation_tools(loaded: HippoSettings) -> None:
     memory = ConversationMemory(loaded.chunks_dir, Vault(root=str(loaded.vault)))
 
     async def go():  # noqa: ANN202
-        async with Client(build_mcp(engine_from_settings(loaded), memory)) as mcp:
+        async with Client(build_mcp(open_engine(loaded), memory)) as mcp:
             names = [t.name for t in (await mcp.list_tools()).tools]
             recent = await mcp.call_tool(
                 "hippo_list_recent_conversations", {"days": 3650, "project": "search-service"}
@@ -102,7 +103,7 @@ def test_capture_writes_a_draft_to_the_inbox_and_the_sensor_ingests_it(loaded: H
     before = set(vault.inbox_files())
 
     async def capture(**args):  # noqa: ANN003, ANN202
-        async with Client(build_mcp(engine_from_settings(loaded), memory)) as mcp:
+        async with Client(build_mcp(open_engine(loaded), memory)) as mcp:
             return await mcp.call_tool("hippo_capture_session", args)
 
     ok = anyio.run(lambda: capture(

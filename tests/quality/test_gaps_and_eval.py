@@ -10,16 +10,16 @@ from dagster import DagsterInstance, materialize
 from hippo_assets.quality import assets as quality
 from hippo_core.settings import HippoSettings
 from hippo_resources import Ledger, build_resources
-from hippo_server.app import engine_from_settings
-from hippo_server.bundles import build_bundle
-from hippo_server.schemas import SearchRequest
+from hippo_search.bundle import build_bundle
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 
 GOLDEN = Path(__file__).parents[1] / "fixtures" / "golden-tiny.jsonl"
 
 
 def test_a_zero_hit_becomes_a_gap_then_is_answered_after_ingest(indexed: HippoSettings) -> None:
-    engine = engine_from_settings(indexed)
+    engine = open_engine(indexed)
     for _ in range(3):
         response = engine.search(SearchRequest(query="QUOKKA migration checklist?"))
         assert response.status == "empty" and response.gap == "zero-hit"
@@ -62,7 +62,7 @@ def test_a_zero_hit_becomes_a_gap_then_is_answered_after_ingest(indexed: HippoSe
 def test_evidence_bundle_scores_sufficiency_caches_by_generation_and_feeds_gaps(
     indexed: HippoSettings,
 ) -> None:
-    engine = engine_from_settings(indexed)
+    engine = open_engine(indexed)
     good = build_bundle(engine, "침실 온도는 몇 도로 맞추나", k=3)
     assert good.sections[0].anchor == "20-wiki/health/sleep-hygiene.md#침실 환경"
     assert good.sufficiency >= 0.5 and good.reason.startswith("sufficient") and not good.cached

@@ -8,8 +8,8 @@ import pytest
 
 from hippo_core.ranking import RankingParams
 from hippo_core.settings import HippoSettings
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 
 NOTE = "---\ntitle: {title}\nstatus: {status}\nupdated: {updated}\naliases: [{aliases}]\n---\n\n# {title}\n\n{body}\n"
@@ -72,7 +72,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory, embed_cache: Path):  # noqa
         )
     settings = HippoSettings(vault=vault, home=root / "home", embed_cache_path=embed_cache)
     assert run_graph(settings).success
-    return engine_from_settings(settings)
+    return open_engine(settings)
 
 
 def top_paths(engine, query: str, **params) -> list[str]:  # noqa: ANN001

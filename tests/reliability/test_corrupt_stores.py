@@ -12,8 +12,8 @@ from dagster import DagsterInstance
 
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 from tests.reliability.servers import FakeEmbedder
 
@@ -52,7 +52,7 @@ def test_a_corrupt_chroma_folder_and_corrupt_parquet_are_rebuilt_from_the_vault(
 ) -> None:
     settings = http_settings
     assert run_graph(settings).success
-    expected = {h.anchor for h in engine_from_settings(settings).search(SearchRequest(query="sleep")).results}
+    expected = {h.anchor for h in open_engine(settings).search(SearchRequest(query="sleep")).results}
     assert expected
     texts = embedder.texts()
 
@@ -73,7 +73,7 @@ def test_a_corrupt_chroma_folder_and_corrupt_parquet_are_rebuilt_from_the_vault(
     res = build_resources(settings)
     chunks = set(res.chunk_store.chunks()["chunk_id"].to_list())
     assert set(res.vector_store.existing()) == chunks
-    response = engine_from_settings(settings).search(SearchRequest(query="sleep"))
+    response = open_engine(settings).search(SearchRequest(query="sleep"))
     assert response.status == "ok"
     assert {h.anchor for h in response.results} == expected
     assert any("semantic" in h.matched_by for h in response.results)

@@ -17,8 +17,8 @@ from dagster import AssetCheckSeverity, DagsterInstance
 
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 from tests.reliability.servers import FakeEmbedder
 
@@ -92,7 +92,7 @@ def test_a_run_with_the_embedder_down_is_searchable_by_keyword_and_the_next_run_
     assert res.chunk_store.vector_state()["status"] == "degraded"
 
     # the new note is found by keyword; the search says why the semantic lane is missing
-    response = engine_from_settings(settings).search(SearchRequest(query="zebrafinch octopus"))
+    response = open_engine(settings).search(SearchRequest(query="zebrafinch octopus"))
     assert response.status == "degraded" and response.degraded_reason
     assert response.results and response.results[0].path == "20-wiki/octopus.md"
 
@@ -118,7 +118,7 @@ def test_a_run_with_the_embedder_down_is_searchable_by_keyword_and_the_next_run_
     assert set(stored) == set(chunks["chunk_id"].to_list())
     hashes = dict(zip(chunks["chunk_id"].to_list(), chunks["embed_hash"].to_list(), strict=True))
     assert all(meta["embed_hash"] == hashes[cid] for cid, meta in stored.items())
-    response = engine_from_settings(settings).search(SearchRequest(query="zebrafinch octopus"))
+    response = open_engine(settings).search(SearchRequest(query="zebrafinch octopus"))
     assert response.status == "ok"
     assert "semantic" in response.results[0].matched_by
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from hippo_core.settings import HippoSettings
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 
 
@@ -65,9 +65,7 @@ def hippo_run(settings: HippoSettings, tmp_path: Path) -> subprocess.CompletedPr
 
 
 def search_hits(settings: HippoSettings, query: str, mode: str = "hybrid") -> list[str]:
-    return [
-        h.anchor for h in engine_from_settings(settings).search(SearchRequest(query=query, mode=mode)).results
-    ]
+    return [h.anchor for h in open_engine(settings).search(SearchRequest(query=query, mode=mode)).results]
 
 
 def test_a_full_disk_fails_the_run_clearly_and_the_old_generation_is_served(
@@ -101,7 +99,7 @@ def test_a_full_disk_fails_the_run_clearly_and_the_old_generation_is_served(
     index, table = LexicalStore(root=str(lexical)).load(before["generation"])
     assert table.height == before["chunks"]  # the lexical lane can still read it
     # search still answers: from the lexical lane, saying why, when the vector store cannot be opened
-    response = engine_from_settings(settings).search(SearchRequest(query="낮잠 커피"))
+    response = open_engine(settings).search(SearchRequest(query="낮잠 커피"))
     served = [h.anchor for h in response.results]
     if response.status == "degraded":
         assert "vector store" in (response.degraded_reason or ""), response.degraded_reason

@@ -12,8 +12,8 @@ import pytest
 from hippo_cli.main import main
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
-from hippo_server.app import engine_from_settings
-from hippo_server.schemas import SearchRequest
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 from tests.reliability.servers import FakeEmbedder
 
@@ -37,7 +37,7 @@ def http_settings(tmp_path: Path, vault: Path, embedder: FakeEmbedder) -> HippoS
 
 
 def paths(settings: HippoSettings, query: str, mode: str = "hybrid") -> set[str]:
-    response = engine_from_settings(settings).search(SearchRequest(query=query, mode=mode, limit=20))
+    response = open_engine(settings).search(SearchRequest(query=query, mode=mode, limit=20))
     return {h.path for h in response.results}
 
 

@@ -68,8 +68,8 @@ def test_the_chroma_url_setting_puts_vectors_on_the_server(tmp_path: Path, chrom
 def test_the_graph_indexes_into_a_chroma_server_and_search_reads_it(
     tmp_path: Path, vault: Path, embed_cache: Path, chroma_url: str
 ) -> None:
-    from hippo_server.app import engine_from_settings
-    from hippo_server.schemas import SearchRequest
+    from hippo_search.envelope import SearchRequest
+    from hippo_search.pipeline import open_engine
     from tests.conftest import run_graph
 
     settings = HippoSettings.from_env(
@@ -83,7 +83,7 @@ def test_the_graph_indexes_into_a_chroma_server_and_search_reads_it(
     res = build_resources(settings)
     chunk_ids = set(res.chunk_store.chunks()["chunk_id"].to_list())
     assert set(res.vector_store.existing()) == chunk_ids
-    response = engine_from_settings(settings).search(SearchRequest(query="낮잠 커피", mode="semantic"))
+    response = open_engine(settings).search(SearchRequest(query="낮잠 커피", mode="semantic"))
     assert response.status == "ok" and response.results
     assert all("semantic" in h.matched_by for h in response.results)
 

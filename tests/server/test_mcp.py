@@ -7,14 +7,15 @@ from fastapi.testclient import TestClient
 from mcp import Client
 
 from hippo_core.settings import HippoSettings
-from hippo_server.app import create_app, engine_from_settings
+from hippo_search.pipeline import open_engine
+from hippo_server.app import create_app
 from hippo_server.mcp_tools import build_mcp
 from tests.server.conftest import TOKEN
 
 
 def call(settings: HippoSettings, tool: str, args: dict):  # noqa: ANN201
     async def go():  # noqa: ANN202
-        async with Client(build_mcp(engine_from_settings(settings))) as client:
+        async with Client(build_mcp(open_engine(settings))) as client:
             tools = await client.list_tools()
             return [t.name for t in tools.tools], await client.call_tool(tool, args)
 

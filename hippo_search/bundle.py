@@ -1,4 +1,5 @@
-"""Evidence bundles: the top sections for a question, with a sufficiency score and the reason.
+"""Evidence bundles: the top sections for a question (one search through the pipeline), with a sufficiency
+score and the reason.
 
 Identical questions against an unchanged index come from the ledger's cache (keyed by generation);
 weak bundles feed the gap radar like weak searches do.
@@ -12,8 +13,8 @@ from pydantic import BaseModel, Field
 
 from hippo_core.evidence import Evidence, content_terms, normalize_query, sufficiency
 from hippo_core.text_input import validate_query
-from hippo_server.schemas import UNTRUSTED_NOTICE, SearchRequest
-from hippo_server.search import SearchEngine
+from hippo_search.envelope import UNTRUSTED_NOTICE, SearchRequest
+from hippo_search.pipeline import SearchEngine
 
 SECTION_CHARS = 1200
 

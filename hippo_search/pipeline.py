@@ -1,0 +1,580 @@
+"""Search, the one pipeline every caller runs: the librarian (REST and MCP), `hippo search`, the quality
+assets, the compiler's related pages, the golden set and the benchmarks.
+
+    0. load      open_engine / engine_from_resources: the live index generation, Chroma, the embedder, and
+                 the embedder's calibration (load_tuning), reloaded when a new generation is published
+    1. request   SearchRequest (hippo_search/envelope.py): a validated query, filters and mode
+    2. lanes     lexical_lane (BM25 top-k) and semantic_lane (Chroma), the filters applied while drawing;
+                 the semantic lane runs only when the query embedder is the one the index was built with
+    3. fusion    fuse_lanes: one candidate list from the two lanes (the math is in hippo_core/ranking.py)
+    4. sections  rank_sections: governance × freshness × features, best chunk per section, one section per
+                 document
+    5. envelope  SearchResponse: status (ok, degraded with its reason, empty), the knowledge gap, the hits
+
+The lanes are plain functions over an index and a store, so the benches in `eval/` run the product's own
+lanes on the indexes they build. Reads only; the gap radar and the query log go to the ledger.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from hippo_core import frontmatter
+from hippo_core.bm25 import BM25Index
+from hippo_core.calibration import load_calibration
+from hippo_core.chunking import split_sections
+from hippo_core.evidence import Evidence, EvidenceParams, content_terms, coverage, gap_kind, normalize_query
+from hippo_core.ranking import (
+    Candidate,
+    RankingParams,
+    alias_named,
+    feature_multiplier,
+    freshness_multiplier,
+    fuse,
+    governance_multiplier,
+    snippet,
+)
+from hippo_core.settings import HippoSettings
+from hippo_core.text_input import decode_utf8, validate_path_prefix
+from hippo_core.tokenize import Tokenizer, TokenizerConfig, is_bigram
+from hippo_resources import Embedder, EmbedderError, Ledger, LexicalStore, Vault, VectorStore, build_resources
+from hippo_search.envelope import SearchHit, SearchRequest, SearchResponse, Section
+
+Ranked = list[tuple[str, float]]
+"""A lane's result: (chunk id, score) best first; BM25 scores for the lexical lane, cosine for the semantic."""
+
+
+class NotIndexedError(RuntimeError):
+    """No index generation exists yet (or it was built by another analyzer)."""
+
+
+class NotFoundError(LookupError):
+    pass
+
+
+class VectorStoreUnavailable(RuntimeError):
+    """The vector store cannot answer now (cannot be opened, e.g. on a full disk, or a run is rewriting it);
+    the lexical lane still can, so the search degrades instead of failing."""
+
+
+log = logging.getLogger(__name__)
+
+
+# --- 0. load -------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Tuning:
+    """The parameters a search runs with: defaults, with the embedder's calibration applied when it has one."""
+
+    ranking: RankingParams
+    evidence: EvidenceParams
+    calibration: str  # "applied (N pairs)", "missing: …", "stale: …": shown by `hippo status` and /status
+
+
+def load_tuning(embedder: Embedder) -> Tuning:
+    """The one loader of `calibration.json` (the server, the CLI, eval and the assets all come here): it
+    applies only to the embedder it was measured for."""
+    if not embedder.calibration_path:
+        return Tuning(RankingParams(), EvidenceParams(), "not configured: defaults in use")
+    loaded = load_calibration(Path(embedder.calibration_path), embedder.model_id)
+    if not loaded.applied:
+        return Tuning(RankingParams(), EvidenceParams(), loaded.status)
+    return Tuning(
+        loaded.ranking_params(RankingParams()), loaded.evidence_params(EvidenceParams()), loaded.status
+    )
+
+
+def open_engine(settings: HippoSettings, log: bool = True) -> SearchEngine:
+    """The engine over the settings' stores, calibrated for the settings' embedder. `log=False` keeps the
+    query log and the gap radar out of the ledger (benchmarks are not a person's questions)."""
+    res = build_resources(settings)
+    return engine_from_resources(
+        res.lexical_store, res.vector_store, res.embedder, res.vault, res.ledger if log else None
+    )
+
+
+def engine_from_resources(
+    lexical_store: LexicalStore,
+    vector_store: VectorStore,
+    embedder: Embedder,
+    vault: Vault | None = None,
+    ledger: Ledger | None = None,
+) -> SearchEngine:
+    """The engine over given resources (Dagster assets hold resources, not settings)."""
+    tuning = load_tuning(embedder)
+    return SearchEngine(
+        lexical_store=lexical_store,
+        vector_store=vector_store,
+        embedder=embedder,
+        vault=vault,
+        ledger=ledger,
+        params=tuning.ranking,
+        evidence_params=tuning.evidence,
+        calibration_status=tuning.calibration,
+    )
+
+
+@dataclass
+class Snapshot:
+    """One consistent view of the stores: a lexical generation and the chunk table it was built from."""
+
+    generation: str
+    embed_model: str | None  # the embedder that made this generation's vectors (from its manifest)
+    index: BM25Index
+    table: pl.DataFrame
+    rows: list[dict[str, Any]]
+    ids: list[str]  # chunk id of each BM25 row
+    row_of: dict[str, int]
+    lane: np.ndarray
+    status: np.ndarray
+    path: np.ndarray
+    collection: Any  # None when the vector store could not be opened (see vector_error)
+    row_terms: Any  # CSR docs × terms: which query terms each chunk contains
+    title_tokens: dict[str, list[str]]
+    vector_error: str | None = None
+    pending_vectors: int = 0  # chunks of this generation indexed by keyword only (the embedder was down)
+
+
+def load_snapshot(
+    lexical_store: LexicalStore, vector_store: VectorStore, manifest: dict[str, Any]
+) -> Snapshot:
+    """Read one generation; refuses one built by another analyzer version (its tokens would not match)."""
+    tokenizer_fp = manifest.get("tokenizer")
+    if tokenizer_fp and tokenizer_fp != TokenizerConfig().fingerprint():
+        raise NotIndexedError(
+            "the index was built by another analyzer version: run `hippo run` to rebuild it"
+        )
+    index, table = lexical_store.load(manifest["generation"])
+    collection, vector_error = open_vectors(vector_store)
+    rows = table.to_dicts()
+    ids = [r["chunk_id"] for r in rows]
+    empty = np.array([], dtype=object)
+    return Snapshot(
+        generation=manifest["generation"],
+        embed_model=manifest.get("embed_model"),
+        index=index,
+        table=table,
+        rows=rows,
+        ids=ids,
+        row_of={cid: i for i, cid in enumerate(ids)},
+        lane=table["lane"].to_numpy() if table.height else empty,
+        status=table["status"].to_numpy() if table.height else empty,
+        path=table["path"].to_numpy() if table.height else empty,
+        collection=collection,
+        row_terms=index.weights.tocsr(),
+        title_tokens={},
+        vector_error=vector_error,
+        pending_vectors=int(manifest.get("pending_vectors") or 0),
+    )
+
+
+def open_vectors(vector_store: VectorStore) -> tuple[Any, str | None]:
+    """The vector collection for a new generation, or None and why: a store that cannot be opened (a full
+    disk, a corrupt folder before the next run rebuilds it) costs the semantic lane, not the search."""
+    try:
+        vector_store.forget_clients()
+        return vector_store.collection(), None
+    except Exception as exc:  # noqa: BLE001 - chromadb, sqlite3 and OSError all mean "no vectors now"
+        return None, f"{type(exc).__name__}: {str(exc)[:300]}"
+
+
+def same_generation(snap: Snapshot, hits: Ranked) -> Ranked:
+    """Keep only vectors made from the text of this generation's chunks (same embed_hash): while a run
+    rewrites the vector store, a changed chunk's new vector must not stand in for its old text."""
+    hits = [(cid, sim) for cid, sim in hits if cid in snap.row_of]
+    if not hits:
+        return hits
+    got = snap.collection.get(ids=[cid for cid, _ in hits], include=["metadatas"])
+    stored = {
+        cid: (m or {}).get("embed_hash") for cid, m in zip(got["ids"], got["metadatas"] or [], strict=False)
+    }
+    return [
+        (cid, sim) for cid, sim in hits if stored.get(cid) == snap.rows[snap.row_of[cid]].get("embed_hash")
+    ]
+
+
+# --- 2. lanes --------------------------------------------------------------------------------------------
+def lexical_lane(
+    index: BM25Index,
+    ids: Sequence[str],
+    q_tokens: Sequence[str],
+    pool: int,
+    allowed: np.ndarray | None = None,
+    bigram_weight: float = 1.0,
+) -> Ranked:
+    """BM25 top `pool` over the allowed rows; Hangul bigrams (a recall fallback) count `bigram_weight`."""
+    if not q_tokens or index.n_docs == 0:
+        return []
+    weights = {t: bigram_weight for t in q_tokens if is_bigram(t)} if bigram_weight != 1.0 else None
+    top = index.top_k(q_tokens, pool, allowed=allowed, term_weights=weights)
+    return [(ids[i], float(s)) for i, s in top]
+
+
+def semantic_lane(
+    vector_store: VectorStore,
+    collection: Any,
+    vector: np.ndarray,
+    pool: int,
+    where: dict[str, Any] | None = None,
+) -> Ranked:
+    """Chroma's nearest `pool` chunks to a query vector; `where` filters inside the search, not after it."""
+    return vector_store.query(vector, pool, where=where, collection=collection)
+
+
+def lexical_mask(snap: Snapshot, request: SearchRequest, params: RankingParams) -> np.ndarray:
+    """The rows the request may return (status, lanes, tool output, path prefix), for the lexical lane."""
+    mask = ~np.isin(snap.status, list(params.excluded_statuses))
+    if request.lanes:
+        mask &= np.isin(snap.lane, request.lanes)
+    if not request.include_tool_output and "role" in snap.table.columns:
+        mask &= (snap.table["role"] != "tool").fill_null(True).to_numpy()
+    if request.path_prefix:
+        prefix = request.path_prefix.rstrip("/")
+        mask &= np.array([p == prefix or p.startswith(prefix + "/") for p in snap.path], dtype=bool)
+    return mask
+
+
+def semantic_filter(
+    request: SearchRequest, params: RankingParams, allowed_paths: list[str] | None
+) -> dict[str, Any]:
+    """The same filter as `lexical_mask`, as a Chroma `where` clause over the vectors' metadata."""
+    clauses: list[dict[str, Any]] = [{"status": {"$nin": list(params.excluded_statuses)}}]
+    if request.lanes:
+        clauses.append({"lane": {"$in": request.lanes}})
+    if not request.include_tool_output:
+        clauses.append({"role": {"$ne": "tool"}})
+    if allowed_paths is not None:
+        clauses.append({"path": {"$in": allowed_paths}})
+    return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+
+def embedder_mismatch(snap: Snapshot, embedder: Embedder) -> str | None:
+    """Why the semantic lane must not run: vectors of two embedders are not comparable."""
+    if snap.embed_model and snap.embed_model != embedder.model_id:
+        return (
+            f"the index was built with embedder {snap.embed_model} but queries are embedded with "
+            f"{embedder.model_id}: semantic lane off, lexical results only (run `hippo run` to re-embed)"
+        )
+    return None
+
+
+# --- 3. fusion -------------------------------------------------------------------------------------------
+def fuse_lanes(lexical: Ranked, semantic: Ranked, params: RankingParams) -> list[Candidate]:
+    """The fusion stage: the two lanes' lists into one candidate list, best first (semantic-only hits must
+    clear the solo-match floor). One function, so another fusion can replace it in one place."""
+    return fuse(lexical, semantic, params)
+
+
+# --- 4. sections -----------------------------------------------------------------------------------------
+def rank_sections(
+    snap: Snapshot,
+    candidates: list[Candidate],
+    params: RankingParams,
+    q_tokens: list[str],
+    query: str,
+    limit: int,
+    tokenizer: Tokenizer,
+    today: dt.date,
+) -> list[SearchHit]:
+    """Score chunks (fused × governance × freshness × features), keep the best chunk of each section,
+    and optionally one section per document: the one that covers most of the query."""
+    q_terms = content_terms(q_tokens)
+    q_cols = [snap.index.vocab[t] for t in q_terms if t in snap.index.vocab]
+    norm_query = normalize_query(query)
+    best: dict[str, tuple[float, Candidate, dict[str, Any], float]] = {}
+    for cand in candidates:
+        idx = snap.row_of[cand.chunk_id]
+        row = snap.rows[idx]
+        title_cov = coverage(q_terms, _title_tokens(snap, row, tokenizer)) if params.title_boost else 0.0
+        score = (
+            cand.score
+            * governance_multiplier(row["status"], row["trust"], row["doc_type"], params)
+            * freshness_multiplier(row["updated"], today, params)
+            * feature_multiplier(title_cov, alias_named(norm_query, row["aliases"]), params)
+        )
+        cov = snap.row_terms[idx, q_cols].count_nonzero() / len(q_terms) if q_cols and q_terms else 0.0
+        prev = best.get(row["anchor"])
+        if prev is None or score > prev[0]:
+            best[row["anchor"]] = (score, cand, row, cov)
+    picked = list(best.values())
+    if params.one_section_per_document:
+        by_doc: dict[str, list[tuple[float, Candidate, dict[str, Any], float]]] = {}
+        for item in picked:
+            # A conversation is a stream of turns, not one document: each message/segment stands alone.
+            key = item[2]["anchor"] if item[2]["lane"] == "conversations" else item[2]["path"]
+            by_doc.setdefault(key, []).append(item)
+        picked = []
+        for items in by_doc.values():
+            top_score = max(i[0] for i in items)
+            chosen = (
+                max(items, key=lambda i: (i[3], i[0]))
+                if params.section_by_coverage
+                else max(items, key=lambda i: i[0])
+            )
+            picked.append((top_score, chosen[1], chosen[2], chosen[3]))
+    ranked = sorted(picked, key=lambda t: (-t[0], t[2]["anchor"]))[:limit]
+    return [
+        SearchHit(
+            anchor=row["anchor"],
+            chunk_id=row["chunk_id"],
+            path=row["path"],
+            heading=row["heading"],
+            title=row["title"],
+            snippet=snippet(row["text"], set(q_tokens), tokenizer.tokenize),
+            score=round(score, 6),
+            matched_by=cand.lanes,
+            lane=row["lane"],
+            status=row["status"],
+            trust=row["trust"],
+            sector=row["sector"],
+            updated=row["updated"],
+            lexical_rank=cand.lexical_rank,
+            semantic_rank=cand.semantic_rank,
+            semantic_similarity=None if cand.semantic_score is None else round(cand.semantic_score, 4),
+            coverage=round(cov, 3),
+            conversation_id=row.get("conversation_id"),
+            project=row.get("project"),
+            role=row.get("role"),
+        )
+        for score, cand, row, cov in ranked
+    ]
+
+
+def _title_tokens(snap: Snapshot, row: dict[str, Any], tokenizer: Tokenizer) -> list[str]:
+    key = f"{row['title']}\n{row['heading'] or ''}"
+    if key not in snap.title_tokens:
+        snap.title_tokens[key] = tokenizer.tokenize(key)
+    return snap.title_tokens[key]
+
+
+# --- the engine: stages 1-5 over the live generation ------------------------------------------------------
+class SearchEngine:
+    """Holds the stores and the live snapshot; `search` runs the numbered pipeline."""
+
+    def __init__(
+        self,
+        lexical_store: LexicalStore,
+        vector_store: VectorStore,
+        embedder: Embedder,
+        vault: Vault | None = None,
+        ledger: Ledger | None = None,
+        params: RankingParams | None = None,
+        evidence_params: EvidenceParams | None = None,
+        today: Callable[[], dt.date] = dt.date.today,
+        calibration_status: str = "not loaded",
+    ) -> None:
+        self.lexical_store = lexical_store
+        self.vector_store = vector_store
+        self.embedder = embedder
+        self.vault = vault
+        self.ledger = ledger
+        self.params = params or RankingParams()
+        self.evidence_params = evidence_params or EvidenceParams()
+        self.calibration_status = calibration_status
+        self.today = today
+        self._snapshot: Snapshot | None = None
+        self._lock = threading.Lock()
+        self._tokenizer: Tokenizer | None = None
+
+    def snapshot(self) -> Snapshot:
+        """The live generation, reloaded if a newer one was published since the last call."""
+        manifest = self.lexical_store.manifest()
+        if manifest is None:
+            raise NotIndexedError("nothing is indexed yet: run `hippo run` to build the index")
+        with self._lock:
+            if self._snapshot is None or self._snapshot.generation != manifest["generation"]:
+                self._snapshot = load_snapshot(self.lexical_store, self.vector_store, manifest)
+            return self._snapshot
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            self._tokenizer = Tokenizer(TokenizerConfig())
+        return self._tokenizer
+
+    def search(
+        self, request: SearchRequest, params: RankingParams | None = None, log: bool = True
+    ) -> SearchResponse:
+        # 1. request (validated by SearchRequest) against the live generation
+        params = params or self.params
+        snap = self.snapshot()
+        q_tokens = self.tokenizer.query_tokens(request.query)
+        status, reason = "ok", None
+        # 2. lanes
+        lexical: Ranked = []
+        semantic: Ranked = []
+        if request.mode in ("hybrid", "lexical"):
+            lexical = lexical_lane(
+                snap.index,
+                snap.ids,
+                q_tokens,
+                params.lexical_pool,
+                allowed=lexical_mask(snap, request, params),
+                bigram_weight=params.bigram_weight,
+            )
+        if request.mode in ("hybrid", "semantic"):
+            reason = embedder_mismatch(snap, self.embedder)
+            if reason:
+                status = "degraded"
+            else:
+                try:
+                    semantic = self._semantic(snap, request, params)
+                except (EmbedderError, VectorStoreUnavailable) as exc:
+                    status, reason = "degraded", f"semantic lane unavailable, lexical results only: {exc}"
+                if reason is None and snap.pending_vectors:
+                    status = "degraded"
+                    reason = f"{snap.pending_vectors} chunks waiting for vectors are found by keyword only"
+        if request.mode == "semantic":
+            params = params.model_copy(update={"semantic_floor": -1.0, "semantic_margin": 0.0})
+        # 3. fusion
+        candidates = fuse_lanes(lexical, semantic, params)
+        # 4. sections
+        hits = rank_sections(
+            snap, candidates, params, q_tokens, request.query, request.limit, self.tokenizer, self.today()
+        )
+        # 5. envelope
+        return self._envelope(snap, request, status, reason, hits, log)
+
+    def _semantic(self, snap: Snapshot, request: SearchRequest, params: RankingParams) -> Ranked:
+        allowed_paths = None
+        if request.path_prefix:
+            prefix = request.path_prefix.rstrip("/")
+            allowed_paths = sorted(
+                {p for p in snap.path.tolist() if p == prefix or p.startswith(prefix + "/")}
+            )
+        if allowed_paths == [] or not snap.rows:
+            return []
+        if snap.collection is None:
+            raise VectorStoreUnavailable(f"the vector store cannot be opened: {snap.vector_error}")
+        vector = self.embedder.embed_query(request.query)
+        where = semantic_filter(request, params, allowed_paths)
+        try:
+            hits = semantic_lane(self.vector_store, snap.collection, vector, params.semantic_pool, where)
+            return same_generation(snap, hits)
+        except Exception as exc:  # noqa: BLE001 - chromadb raises InternalError & co. while a run rewrites it
+            raise VectorStoreUnavailable(
+                f"the vector store is being rewritten by a run ({type(exc).__name__}: {str(exc)[:200]})"
+            ) from exc
+
+    def _envelope(
+        self,
+        snap: Snapshot,
+        request: SearchRequest,
+        status: str,
+        reason: str | None,
+        hits: list[SearchHit],
+        log: bool,
+    ) -> SearchResponse:
+        if not hits and status == "ok":
+            status = "empty"
+        evidence = [
+            Evidence(anchor=h.anchor, coverage=h.coverage, semantic_similarity=h.semantic_similarity)
+            for h in hits
+        ]
+        # A miss is a gap only when the whole vault was searched by both lanes.
+        judged = (
+            status != "degraded"
+            and request.mode == "hybrid"
+            and not request.lanes
+            and not request.path_prefix
+        )
+        gap = gap_kind(evidence, self.evidence_params) if judged else None
+        response = SearchResponse(
+            status=status,  # type: ignore[arg-type]
+            degraded_reason=reason,
+            query=request.query,
+            mode=request.mode,
+            generation=snap.generation,
+            gap=gap,
+            results=hits,
+        )
+        if log and self.ledger is not None:
+            self._record(request, status, hits, snap.generation, gap)
+        return response
+
+    def _record(
+        self, request: SearchRequest, status: str, hits: list[SearchHit], generation: str, gap: str | None
+    ) -> None:
+        """The query log and the gap radar. Best effort: a ledger that cannot be written (a full disk) must
+        not cost the person their answer."""
+        assert self.ledger is not None
+        try:
+            self.ledger.record_query(
+                request.query,
+                request.model_dump(exclude={"query"}),
+                status,
+                len(hits),
+                hits[0].score if hits else None,
+                generation,
+            )
+            if gap:
+                self.ledger.record_gap(
+                    normalize_query(request.query), request.query, gap, [h.anchor for h in hits[:3]]
+                )
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the query was answered but not logged: %s", exc)
+
+    # --- documents and status ------------------------------------------------------------------------------
+    def get(self, ref: str) -> Section:
+        """A whole document (`path`) or one section (`path#heading`), read from the vault."""
+        if self.vault is None:
+            raise NotFoundError("no vault configured")
+        path, _, heading = ref.partition("#")
+        path = validate_path_prefix(path)
+        if not path or not self.vault.exists(path) or not path.endswith((".md", ".markdown")):
+            raise NotFoundError(f"no document at {path!r}")
+        fm, body = frontmatter.parse(decode_utf8(self.vault.read_bytes(path), path), path)
+        title = fm.title or path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+        text = body.strip()
+        if heading:
+            matches = [s for s in split_sections(body) if s.heading == heading]
+            if not matches:
+                raise NotFoundError(f"no section {heading!r} in {path}")
+            text = "\n\n".join(s.text for s in matches)
+        return Section(
+            anchor=ref if heading else path,
+            path=path,
+            heading=heading or None,
+            title=title,
+            status=fm.status,
+            trust=fm.trust,
+            text=text,
+        )
+
+    def status(self) -> dict[str, Any]:
+        manifest = self.lexical_store.manifest()
+        out: dict[str, Any] = {
+            "indexed": manifest is not None,
+            "generation": manifest and manifest.get("generation"),
+            "built": manifest and manifest.get("created"),
+            "chunks": manifest and manifest.get("chunks"),
+            "embed_model": self.embedder.model_id,
+            "index_embed_model": manifest and manifest.get("embed_model"),
+            "embedder_error": self.embedder.health(),
+            "calibration": self.calibration_status,
+            "ranking": self.params.model_dump(mode="json"),
+        }
+        if manifest is not None:
+            snap = self.snapshot()
+            mismatch = embedder_mismatch(snap, self.embedder)
+            if mismatch:
+                out["embedder_error"] = mismatch
+            out["documents"] = int(snap.table["path"].n_unique()) if snap.table.height else 0
+            try:
+                out["vectors"] = int(snap.collection.count()) if snap.collection is not None else None
+            except Exception as exc:  # noqa: BLE001 - as in a search: report it, do not fail
+                out["vectors"], snap.vector_error = None, f"{type(exc).__name__}: {str(exc)[:300]}"
+            out["vector_error"] = snap.vector_error
+            out["vector_status"] = manifest.get("status", "ok")
+            out["pending_vectors"] = snap.pending_vectors
+            out["by_lane"] = dict(snap.table.group_by("lane").len().iter_rows()) if snap.table.height else {}
+        return out
