@@ -185,9 +185,7 @@ def cmd_approve(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from hippo_server.app import create_app
+    from hippo_server.serve import serve
 
     settings = _settings(args)
     loopback = settings.host in ("127.0.0.1", "localhost", "::1")
@@ -200,7 +198,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         f"Librarian on http://{settings.host}:{settings.port}  (REST /api/v1, MCP /mcp, docs /docs)",
         file=sys.stderr,
     )
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level="warning")
+    serve(settings)
     return 0
 
 

@@ -42,7 +42,7 @@ import re
 import unicodedata
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from pydantic import BaseModel
@@ -640,6 +640,28 @@ def _excerpt(rule: SecretRule, m: re.Match[str], start: int, end: int) -> str:
     return f"{context}{shown}…({end - start} chars)"
 
 
+def _accepted(
+    pattern: re.Pattern[str], text: str, accept: Callable[[re.Match[str]], bool] | None
+) -> Iterator[re.Match[str]]:
+    """The matches `accept` takes; a rejected assignment is searched again from its operator on.
+
+    In `why it failed: SECRET_KEY=...` the prose match `failed: SECRET_KEY=...` is rejected, and its
+    value holds the real assignment; plain `finditer` would skip past it. Each retry starts after the
+    previous match's operator, so the scan still moves forward and stays linear (matches are bounded).
+    """
+    pos, n = 0, len(text)
+    retry = "op" in pattern.groupindex and accept is not None
+    while pos <= n:
+        m = pattern.search(text, pos)
+        if m is None:
+            return
+        if accept is None or accept(m):
+            yield m
+            pos = max(m.end(), m.start() + 1)
+        else:
+            pos = max(m.end("op"), m.start() + 1) if retry else max(m.end(), m.start() + 1)
+
+
 def find_secrets(text: str) -> list[Finding]:
     """Credential-shaped spans of `text`, in text order; a span claimed by an earlier rule is reported once."""
     if not text:
@@ -651,11 +673,9 @@ def find_secrets(text: str) -> list[Finding]:
     for rule in SECRET_RULES:
         if rule.keywords and not any(k in lowered for k in rule.keywords):
             continue
-        for m in rule.pattern.finditer(view.text):
+        for m in _accepted(rule.pattern, view.text, rule.accept):
             start, end = rule.secret_span(m)
             if start == end or claimed.find(1, start, end) != -1:
-                continue
-            if rule.accept is not None and not rule.accept(m):
                 continue
             claimed[start:end] = b"\x01" * (end - start)
             orig_start, orig_end = view.span(start, end)

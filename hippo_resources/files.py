@@ -2,13 +2,22 @@
 
 Write to a hidden temporary sibling, fsync it, rename it over the target, fsync the folder. Every store
 that replaces a file goes through `write_atomic`: the vault, the chunk tables and the lexical store.
+The temporary name is unique per write, so two writers of one target (two captures in the same second)
+never share a half-written file; the last rename wins, whole.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import secrets
+import threading
 from collections.abc import Callable
 from pathlib import Path
+
+# Serialises `create_text_atomic` where hard links are unsupported (the no-overwrite check is then in-process).
+_CREATE_LOCK = threading.Lock()
 
 
 def fsync_file(path: Path) -> None:
@@ -33,12 +42,53 @@ def fsync_dir(path: Path) -> None:
 def write_atomic(target: Path, write: Callable[[Path], object]) -> Path:
     """Replace `target` with what `write(temporary_path)` writes, atomically."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    write(tmp)
-    fsync_file(tmp)
-    os.replace(tmp, target)
+    tmp = temporary_sibling(target)
+    try:
+        write(tmp)
+        fsync_file(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     fsync_dir(target.parent)
+    remove_stale_temporaries(target)
     return target
+
+
+def temporary_sibling(target: Path) -> Path:
+    """A hidden name beside `target` that no other writer (thread or process) picks; it carries the
+    writer's process id, so a temporary that a killed writer left can be told from one still in use."""
+    return target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid() or os.name == "nt":  # signal 0 is not a probe on Windows
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # another user's process
+    return True
+
+
+def remove_stale_temporaries(target: Path) -> None:
+    """Delete the temporaries of `target` whose writer is gone (killed mid-write), and the fixed-name
+    `.<name>.tmp` of earlier versions; temporaries of live writers stay."""
+    prefix = f".{target.name}."
+    try:
+        names = [e.name for e in os.scandir(target.parent)]
+    except OSError:
+        return
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(".tmp")):
+            continue
+        middle = name[len(prefix) : -len(".tmp")]  # "" for the old fixed name, else "<pid>-<random>"
+        pid = middle.split("-", 1)[0]
+        if not middle or (pid.isdigit() and not _alive(int(pid))):
+            with contextlib.suppress(OSError):
+                (target.parent / name).unlink()
 
 
 def write_text_atomic(target: Path, text: str) -> Path:
@@ -49,3 +99,31 @@ def write_text_atomic(target: Path, text: str) -> Path:
             fh.write(text)
 
     return write_atomic(target, write)
+
+
+def create_text_atomic(target: Path, text: str) -> Path:
+    """Like `write_text_atomic`, but never replaces a file: FileExistsError when `target` exists.
+
+    The whole file appears at once (a hard link of the finished temporary file), so concurrent creators
+    of one name get exactly one winner and the others a FileExistsError to pick another name.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = temporary_sibling(target)
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        fsync_file(tmp)
+        try:
+            os.link(tmp, target)
+        except OSError as exc:
+            if isinstance(exc, FileExistsError) or exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV):
+                raise
+            with _CREATE_LOCK:  # no hard links here (some mounted volumes): exclusive within this process
+                if target.exists():
+                    raise FileExistsError(errno.EEXIST, "file exists", str(target)) from None
+                os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+    fsync_dir(target.parent)
+    remove_stale_temporaries(target)
+    return target

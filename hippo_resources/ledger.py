@@ -1,7 +1,9 @@
 """The ledger: what cannot be rebuilt from the vault — query log, knowledge gaps, feedback, the
 evidence-bundle cache and evaluation runs.
 
-SQLite under HIPPO_HOME by default. Writes are short transactions, safe for several readers.
+SQLite under HIPPO_HOME by default. Writes are short transactions, safe for several readers. Every
+string a write stores passes the credential scrubber first (a query may hold a pasted key): the
+ledger is backed up and exported, so it must never keep a secret.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from dagster import ConfigurableResource
+
+from hippo_core.scrub import scrub_value
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS query_log (
@@ -93,12 +97,12 @@ class Ledger(ConfigurableResource):
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     time.time(),
-                    query,
-                    json.dumps(params, ensure_ascii=False),
-                    status,
+                    scrub_value(query),
+                    json.dumps(scrub_value(params), ensure_ascii=False),
+                    scrub_value(status),
                     n_results,
                     top_score,
-                    generation,
+                    scrub_value(generation),
                 ),
             )
 
@@ -116,7 +120,12 @@ class Ledger(ConfigurableResource):
                 " ON CONFLICT(normalized) DO UPDATE SET times_asked = times_asked + 1, last_seen = excluded.last_seen,"
                 " kind = excluded.kind, nearest = excluded.nearest, status = 'open', answered_by = NULL,"
                 " answered_at = NULL",
-                (normalized, query, kind, now, now, json.dumps(nearest, ensure_ascii=False)),
+                (
+                    *scrub_value([normalized, query, kind]),
+                    now,
+                    now,
+                    json.dumps(scrub_value(nearest), ensure_ascii=False),
+                ),
             )
 
     def gaps(self, status: str | None = "open") -> list[dict[str, Any]]:
@@ -134,7 +143,7 @@ class Ledger(ConfigurableResource):
         with closing(self._connect()) as conn, conn:
             conn.execute(
                 "UPDATE gaps SET status = 'answered', answered_by = ?, answered_at = ? WHERE normalized = ?",
-                (answered_by, time.time(), normalized),
+                (scrub_value(answered_by), time.time(), scrub_value(normalized)),
             )
 
     # --- feedback -----------------------------------------------------------------------------
@@ -142,7 +151,7 @@ class Ledger(ConfigurableResource):
         with closing(self._connect()) as conn, conn:
             conn.execute(
                 "INSERT INTO feedback (ts, query, anchor, useful) VALUES (?, ?, ?, ?)",
-                (time.time(), query, anchor, int(useful)),
+                (time.time(), *scrub_value([query, anchor]), int(useful)),
             )
 
     def feedback(self) -> list[dict[str, Any]]:
@@ -158,7 +167,7 @@ class Ledger(ConfigurableResource):
             conn.execute("DELETE FROM bundle_cache WHERE generation != ?", (generation,))  # stale generations
             conn.execute(
                 "INSERT OR REPLACE INTO bundle_cache VALUES (?, ?, ?, ?)",
-                (generation, key, json.dumps(body, ensure_ascii=False), time.time()),
+                (generation, key, json.dumps(scrub_value(body), ensure_ascii=False), time.time()),
             )
 
     # --- evaluation runs ----------------------------------------------------------------------
@@ -166,7 +175,7 @@ class Ledger(ConfigurableResource):
         with closing(self._connect()) as conn, conn:
             cur = conn.execute(
                 "INSERT INTO eval_runs (ts, dataset_fingerprint, run_signature, metrics, accepted) VALUES (?, ?, ?, ?, ?)",
-                (time.time(), fingerprint, signature, json.dumps(metrics), int(accepted)),
+                (time.time(), fingerprint, signature, json.dumps(scrub_value(metrics)), int(accepted)),
             )
             return int(cur.lastrowid or 0)
 

@@ -7,8 +7,10 @@ import json
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
@@ -16,6 +18,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hippo_core.settings import HippoSettings
 from hippo_core.text_input import BadTextError, decode_utf8
+from hippo_resources.vault import VaultError
 from hippo_search.bundle import EvidenceBundle, build_bundle, record_feedback
 from hippo_search.client import store_id
 from hippo_search.envelope import (
@@ -29,63 +32,137 @@ from hippo_search.envelope import (
 from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine, open_engine
 from hippo_server.conversations import ConversationMemory, register_routes
 from hippo_server.mcp_tools import build_mcp
+from hippo_server.schemas import printable, request_error_message
 
 MAX_BODY_BYTES = 16 * 1024
+MAX_JSON_DEPTH = 64  # far above any request the API takes; json.loads overflows near 1,000
 OPEN_PATHS = ("/health",)
 
 
 def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"error": {"code": code, "message": message, **extra}})
+    return JSONResponse(
+        status_code=status, content={"error": {"code": code, "message": printable(message), **extra}}
+    )
+
+
+def json_too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when the JSON text nests arrays/objects deeper than `limit` (brackets inside strings ignored).
+
+    Checked before any parser sees the body: `json.loads` raises RecursionError near 1,000 levels.
+    """
+    if body.count(b"[") + body.count(b"{") <= limit:
+        return False  # the common case, at C speed
+    depth = 0
+    in_string = escaped = False
+    for byte in body:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):
+            depth += 1
+            if depth > limit:
+                return True
+        elif byte in (0x5D, 0x7D):
+            depth -= 1
+    return False
 
 
 class GuardMiddleware:
-    """Bearer token on everything but /health, and a cap on request bodies, before any route runs."""
+    """Before any route runs: the bearer token (everything but /health), then the whole body read within
+    `body_timeout` seconds and at most `max_body` bytes (with or without Content-Length), and its JSON
+    nesting bounded. Every refusal is a 4xx here, whatever the route or how it would parse the body."""
 
-    def __init__(self, app: ASGIApp, token: str | None, max_body: int = MAX_BODY_BYTES) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        token: str | None,
+        max_body: int = MAX_BODY_BYTES,
+        body_timeout: float = 30.0,
+    ) -> None:
         self.app = app
-        self.token = token
+        self.token = token.encode("utf-8") if token else None
         self.max_body = max_body
+        self.body_timeout = body_timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        path = scope.get("path", "")
-        if self.token and path not in OPEN_PATHS:
-            headers = dict(scope.get("headers") or [])
-            auth = headers.get(b"authorization", b"").decode("latin-1")
-            scheme, _, given = auth.partition(" ")
-            if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip(), self.token):
+        headers = dict(scope.get("headers") or [])
+        if self.token and scope.get("path", "") not in OPEN_PATHS:
+            scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
+            # bytes, not str: a non-ASCII header must be a wrong token, not a TypeError (issue 9, point 3)
+            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.token):
                 await error(401, "unauthorized", "missing or wrong bearer token (HIPPO_MCP_TOKEN)")(
                     scope, receive, send
                 )
                 return
-        length = dict(scope.get("headers") or []).get(b"content-length")
+        length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body:
-            await error(413, "body_too_large", f"request body is over {self.max_body} bytes")(
+            await self._too_large(scope, receive, send)
+            return
+        try:
+            body = await self._read_body(receive)
+        except BodyTooLarge:
+            await self._too_large(scope, receive, send)
+            return
+        except TimeoutError:
+            await error(408, "body_timeout", f"request body not received within {self.body_timeout:g} s")(
                 scope, receive, send
             )
             return
-        received = 0
-
-        async def limited_receive() -> Message:
-            nonlocal received
-            message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_body:
-                    raise BodyTooLarge
-            return message
-
-        try:
-            await self.app(scope, limited_receive, send)
-        except BodyTooLarge:
-            await error(413, "body_too_large", f"request body is over {self.max_body} bytes")(
+        except ClientGone:
+            return
+        if body is not None and json_too_deep(body):
+            await error(400, "bad_json", f"request body nests deeper than {MAX_JSON_DEPTH} levels")(
                 scope, receive, send
             )
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body or b"", "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _read_body(self, receive: Receive) -> bytes | None:
+        """The whole body, or BodyTooLarge as soon as it passes the cap (chunked bodies included)."""
+        chunks: list[bytes] = []
+        size = 0
+        with anyio.fail_after(self.body_timeout):
+            while True:
+                message = await receive()
+                if message["type"] == "http.disconnect":
+                    raise ClientGone
+                chunk = message.get("body", b"")
+                size += len(chunk)
+                if size > self.max_body:
+                    raise BodyTooLarge
+                chunks.append(chunk)
+                if not message.get("more_body", False):
+                    return b"".join(chunks)
+
+    async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await error(413, "body_too_large", f"request body is over {self.max_body} bytes")(
+            scope, receive, send
+        )
 
 
 class BodyTooLarge(Exception):
+    pass
+
+
+class ClientGone(Exception):
     pass
 
 
@@ -115,14 +192,19 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
         lifespan=lifespan,
     )
     app.state.engine = engine
-    app.add_middleware(GuardMiddleware, token=settings.mcp_token)
+    app.add_middleware(GuardMiddleware, token=settings.mcp_token, body_timeout=settings.body_timeout)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return error(422, "invalid_request", request_error_message(exc))
 
     store = store_id(settings.home)
 
     @app.get("/health", tags=["meta"])
-    def health() -> dict[str, str]:
+    async def health() -> dict[str, str]:
         """`store` names the stores served (a hash of HIPPO_HOME): `hippo search` asks this librarian only
-        when it serves the stores the command would read itself."""
+        when it serves the stores the command would read itself. On the event loop on purpose: it answers
+        while every worker thread is busy scanning input."""
         return {"status": "ok", "service": "hippocampus", "store": store}
 
     @app.get("/api/v1/status", tags=["meta"])
@@ -187,6 +269,12 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
             return error(422, "invalid_request", str(exc))
         except NotFoundError as exc:
             return error(404, "not_found", str(exc))
+        except (OSError, RuntimeError) as exc:
+            # a symlink out of the vault (VaultError) or in a loop (pathlib's RuntimeError), a folder
+            # named x.md, a name too long for the file system: no document there
+            if isinstance(exc, RuntimeError) and not isinstance(exc, VaultError) and "loop" not in str(exc):
+                raise
+            return error(404, "not_found", f"no readable document at {ref!r} ({type(exc).__name__})")
 
     register_routes(app, memory)  # /api/v1/conversations, /api/v1/captures
     app.mount("/", mcp_app)

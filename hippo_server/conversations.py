@@ -21,10 +21,12 @@ from hippo_core.sources import slugify
 from hippo_core.text_input import BadTextError, validate_query
 from hippo_core.vault_layout import INBOX
 from hippo_resources import Vault
+from hippo_resources.files import create_text_atomic
 from hippo_server.schemas import UNTRUSTED_NOTICE, validation_message
 
 MAX_TITLE_CHARS = 200
 MAX_SUMMARY_BYTES = 12 * 1024  # under the librarian's 16 KiB request cap
+MAX_SAME_NAME = 1000
 CaptureKind = Literal["debugging", "decision", "howto", "finding", "session"]
 
 
@@ -142,12 +144,16 @@ class ConversationMemory:
             "---\n\n"
             f"# {title}\n\n{request.summary}\n"
         )
-        rel = f"{INBOX}/{now.strftime('%Y%m%dT%H%M%S')}-{slugify(request.title, 50)}.md"
-        n = 1
-        while self.vault.exists(rel):
-            rel = rel.removesuffix(".md").rsplit(".", 1)[0] + f".{n}.md"
-            n += 1
-        self.vault.write_text(rel, note)
+        stem = f"{INBOX}/{now.strftime('%Y%m%dT%H%M%S')}-{slugify(request.title, 50)}"
+        for n in range(MAX_SAME_NAME):  # captures of one title in one second: .1, .2, ... never overwritten
+            rel = f"{stem}.md" if n == 0 else f"{stem}.{n}.md"
+            try:
+                create_text_atomic(self.vault.abs(rel), note)
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise CaptureRejected(f"{MAX_SAME_NAME} captures named {stem}.md this second; try again")
         return {"kind": "hippocampus.capture", "path": rel, "status": "draft",
                 "next": "the inbox sensor ingests it; it stays a draft until a human approves it"}  # fmt: skip
 

@@ -4,7 +4,9 @@ resource state.
 JSONL logs (Claude Code, Codex) remember a byte offset per file, so an appended session loads only
 its new lines. Exports (ChatGPT, claude.ai ZIPs) remember the bytes of every export and the messages
 already loaded, so a newer export loads only what is new and the same export twice loads nothing.
-Every text is scrubbed of credentials before it is yielded: nothing unscrubbed reaches the destination.
+Every string a parser returns (text, titles, ids, model names, origins, the reasons of skipped input) is
+scrubbed of credentials at one boundary, `scrubbed`, right after parsing: nothing unscrubbed reaches the
+destination, the dlt state, the run metadata or the log.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from typing import Any
 import dlt
 
 from hippo_core.conversations.formats import Format
-from hippo_core.conversations.models import Parsed, Problem
-from hippo_core.scrub import ScrubTally
+from hippo_core.conversations.models import TOO_DEEP, Parsed, Problem
+from hippo_core.scrub import ScrubTally, scrub_value
 from hippo_core.settings import env_names
 
 READ_RETRIES = 3
@@ -38,10 +40,15 @@ class RunReport:
         self.files = 0
         self.messages = 0
         self.conversations = 0
-        self.progress = progress or (lambda _msg: None)
+        self._progress = progress or (lambda _msg: None)
+
+    def progress(self, message: str) -> None:
+        self._progress(self.scrub.text(message) or "")
 
     def problem(self, where: str, reason: str) -> None:
-        self.problems.append(Problem(where=where, reason=reason))
+        self.problems.append(
+            Problem.model_validate(scrub_value({"where": where, "reason": reason}, self.scrub))
+        )
 
     def metadata(self) -> dict[str, Any]:
         reasons = Counter(p.reason.split(" (")[0] for p in self.problems)
@@ -121,13 +128,20 @@ def read_export(path: Path, report: RunReport) -> Any | None:
         report.problem(where, "conversations.json is not UTF-8")
     except json.JSONDecodeError as exc:
         report.problem(where, f"conversations.json is not JSON ({exc.msg} at {exc.pos})")
+    except RecursionError:
+        report.problem(where, f"conversations.json is {TOO_DEEP}")
     except OSError as exc:
         report.problem(where, f"unreadable ({exc.strerror or exc})")
     return None
 
 
+def scrubbed(parsed: Parsed, report: RunReport) -> Parsed:
+    """The parse with every string scrubbed, whatever field it is in; counts go to the run's tally."""
+    return Parsed.model_validate(scrub_value(parsed.model_dump(), report.scrub))
+
+
 def _rows(parsed: Parsed, report: RunReport, source: str) -> Iterator[Any]:
-    """Scrubbed rows for the `conversations` and `messages` tables."""
+    """Rows for the `conversations` and `messages` tables, from a `scrubbed` parse."""
     report.problems.extend(parsed.problems)
     loaded_at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     touched = {m.conversation_id for m in parsed.messages}
@@ -135,13 +149,11 @@ def _rows(parsed: Parsed, report: RunReport, source: str) -> Iterator[Any]:
         if conv.conversation_id not in touched:
             continue
         row = conv.model_dump()
-        row["title"] = report.scrub.text(row["title"])
         row["loaded_at"] = loaded_at
         report.conversations += 1
         yield dlt.mark.with_table_name(row, "conversations")
     for msg in parsed.messages:
         row = msg.model_dump()
-        row["text"] = report.scrub.text(row["text"])
         row["source"] = source
         report.messages += 1
         yield dlt.mark.with_table_name(row, "messages")
@@ -170,7 +182,9 @@ def _jsonl_files(
             continue
         report.files += 1
         report.progress(f"{path.name}: {len(lines)} new lines")
-        parsed = fmt.parse(PurePosixPath(path.relative_to(base).as_posix()), str(path), lines, entry)
+        parsed = scrubbed(
+            fmt.parse(PurePosixPath(path.relative_to(base).as_posix()), str(path), lines, entry), report
+        )
         yield from _rows(parsed, report, fmt.name)
         if parsed.conversations:
             entry["conversation_id"] = parsed.conversations[-1].conversation_id
@@ -204,7 +218,7 @@ def _export_records(fmt: Format, paths: list[str], report: RunReport) -> Iterato
             continue
         report.files += 1
         report.progress(f"{path.name}: reading")
-        parsed = fmt.parse(data, str(path))
+        parsed = scrubbed(fmt.parse(data, str(path)), report)
         fresh = Parsed(conversations=parsed.conversations, problems=parsed.problems)
         for msg in parsed.messages:
             known = seen.setdefault(msg.conversation_id, [])

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from hippo_core.conversations.models import Conversation, Message, Parsed, Problem, finish, iso
+from hippo_core.conversations.models import (
+    TOO_DEEP,
+    Conversation,
+    Message,
+    Parsed,
+    Problem,
+    finish,
+    iso,
+    malformed,
+    too_deep,
+)
 
 FILES = ("chatgpt*.zip",)  # export ZIPs in HIPPO_EXPORTS
 
@@ -37,52 +47,58 @@ def parse_chatgpt(conversations: Any, where: str) -> Parsed:
         out.problems.append(Problem(where=where, reason="conversations.json is not a list"))
         return out
     for index, conv in enumerate(conversations):
-        if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-            out.problems.append(
-                Problem(where=f"{where}[{index}]", reason="conversation without a message tree")
-            )
+        if too_deep(conv):
+            out.problems.append(Problem(where=f"{where}[{index}]", reason=TOO_DEEP))
             continue
-        cid = str(conv.get("conversation_id") or conv.get("id") or f"chatgpt-{index}")
-        msgs: list[Message] = []
-        for node in _chatgpt_branch(conv["mapping"], conv.get("current_node")):
-            msg = node.get("message") if isinstance(node, dict) else None
-            if not isinstance(msg, dict):
-                continue
-            role = (msg.get("author") or {}).get("role")
-            content = msg.get("content") or {}
-            parts = content.get("parts") or (
-                [content["text"]] if isinstance(content.get("text"), str) else []
-            )
-            text = "\n".join(p for p in parts if isinstance(p, str)).strip()
-            if not text or (msg.get("metadata") or {}).get("is_visually_hidden_from_conversation"):
-                continue
-            is_tool = role == "tool" or content.get("content_type") in ("code", "execution_output")
-            if role not in ("user", "assistant", "system", "tool"):
+        try:
+            if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
                 out.problems.append(
-                    Problem(where=f"{where}[{index}]", reason=f"unknown author role {role!r}")
+                    Problem(where=f"{where}[{index}]", reason="conversation without a message tree")
                 )
                 continue
-            msgs.append(
-                Message(
-                    message_id=str(msg.get("id") or node.get("id")),
-                    conversation_id=cid,
-                    position=len(msgs),
-                    role="tool" if is_tool else role,
-                    text=text,
-                    timestamp=iso(msg.get("create_time")),
-                    is_tool=is_tool,
-                    model=(msg.get("metadata") or {}).get("model_slug"),
+            cid = str(conv.get("conversation_id") or conv.get("id") or f"chatgpt-{index}")
+            msgs: list[Message] = []
+            for node in _chatgpt_branch(conv["mapping"], conv.get("current_node")):
+                msg = node.get("message") if isinstance(node, dict) else None
+                if not isinstance(msg, dict):
+                    continue
+                role = (msg.get("author") or {}).get("role")
+                content = msg.get("content") or {}
+                parts = content.get("parts") or (
+                    [content["text"]] if isinstance(content.get("text"), str) else []
                 )
+                text = "\n".join(p for p in parts if isinstance(p, str)).strip()
+                if not text or (msg.get("metadata") or {}).get("is_visually_hidden_from_conversation"):
+                    continue
+                is_tool = role == "tool" or content.get("content_type") in ("code", "execution_output")
+                if role not in ("user", "assistant", "system", "tool"):
+                    out.problems.append(
+                        Problem(where=f"{where}[{index}]", reason=f"unknown author role {role!r}")
+                    )
+                    continue
+                msgs.append(
+                    Message(
+                        message_id=str(msg.get("id") or node.get("id")),
+                        conversation_id=cid,
+                        position=len(msgs),
+                        role="tool" if is_tool else role,
+                        text=text,
+                        timestamp=iso(msg.get("create_time")),
+                        is_tool=is_tool,
+                        model=(msg.get("metadata") or {}).get("model_slug"),
+                    )
+                )
+            conversation = Conversation(
+                conversation_id=cid,
+                source="chatgpt",
+                title=conv.get("title"),
+                started=iso(conv.get("create_time")),
+                ended=iso(conv.get("update_time")),
+                model=conv.get("default_model_slug"),
+                origin=where,
             )
-        conversation = Conversation(
-            conversation_id=cid,
-            source="chatgpt",
-            title=conv.get("title"),
-            started=iso(conv.get("create_time")),
-            ended=iso(conv.get("update_time")),
-            model=conv.get("default_model_slug"),
-            origin=where,
-        )
-        out.conversations.append(finish(conversation, msgs))
-        out.messages.extend(msgs)
+            out.conversations.append(finish(conversation, msgs))
+            out.messages.extend(msgs)
+        except (AttributeError, TypeError, ValueError) as exc:
+            out.problems.append(malformed(f"{where}[{index}]", exc))
     return out

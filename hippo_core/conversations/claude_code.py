@@ -15,6 +15,7 @@ from hippo_core.conversations.models import (
     finish,
     iso,
     json_lines,
+    malformed,
 )
 
 FILES = ("**/*.jsonl",)  # under the projects folder
@@ -40,38 +41,41 @@ def parse_claude_code(
     title: str | None = None
     position = first_position
     for number, obj in json_lines(lines, where, out.problems):
-        kind = obj.get("type")
-        if kind == "summary":
-            title = title or obj.get("summary")
-            continue
-        if kind in CLAUDE_CODE_QUIET:
-            continue
-        if kind not in ("user", "assistant", "system"):
-            out.problems.append(Problem(where=f"{where}:{number}", reason=f"unknown event type {kind!r}"))
-            continue
-        if obj.get("cwd"):
-            project = obj["cwd"].rstrip("/").rsplit("/", 1)[-1] or project
-        msg = obj.get("message") or {}
-        if kind == "system":
-            text, only_tool = (obj.get("content") or "", False)
-        else:
-            text, only_tool = blocks_text(msg.get("content"))
-        if not text.strip():
-            continue
-        role = "tool" if only_tool else (msg.get("role") or kind)
-        out.messages.append(
-            Message(
-                message_id=obj.get("uuid") or f"{session_id}:{number}",
-                conversation_id=session_id,
-                position=position,
-                role=role if role in ("user", "assistant", "system", "tool") else "system",
-                text=text,
-                timestamp=iso(obj.get("timestamp")),
-                is_tool=only_tool,
-                model=msg.get("model") if kind == "assistant" else None,
+        try:
+            kind = obj.get("type")
+            if kind == "summary":
+                title = title or (obj["summary"] if isinstance(obj.get("summary"), str) else None)
+                continue
+            if kind in CLAUDE_CODE_QUIET:
+                continue
+            if kind not in ("user", "assistant", "system"):
+                out.problems.append(Problem(where=f"{where}:{number}", reason=f"unknown event type {kind!r}"))
+                continue
+            if obj.get("cwd"):
+                project = obj["cwd"].rstrip("/").rsplit("/", 1)[-1] or project
+            msg = obj.get("message") or {}
+            if kind == "system":
+                text, only_tool = (obj.get("content") or "", False)
+            else:
+                text, only_tool = blocks_text(msg.get("content"))
+            if not text.strip():
+                continue
+            role = "tool" if only_tool else (msg.get("role") or kind)
+            out.messages.append(
+                Message(
+                    message_id=obj.get("uuid") or f"{session_id}:{number}",
+                    conversation_id=session_id,
+                    position=position,
+                    role=role if role in ("user", "assistant", "system", "tool") else "system",
+                    text=text,
+                    timestamp=iso(obj.get("timestamp")),
+                    is_tool=only_tool,
+                    model=msg.get("model") if kind == "assistant" else None,
+                )
             )
-        )
-        position += 1
+            position += 1
+        except (AttributeError, TypeError, ValueError) as exc:
+            out.problems.append(malformed(f"{where}:{number}", exc))
     out.conversations.append(
         finish(
             Conversation(

@@ -16,6 +16,7 @@ from hippo_core.conversations.models import (
     iso,
     json_lines,
     json_text,
+    malformed,
 )
 
 HISTORY = PurePosixPath("history.jsonl")
@@ -44,57 +45,66 @@ def parse_codex_session(
     session_id, project, model = session_hint, None, None
     position = first_position
     for number, obj in json_lines(lines, where, out.problems):
-        kind = obj.get("type")
-        payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
-        if kind == "session_meta":
-            session_id = payload.get("id") or session_id
-            if payload.get("cwd"):
-                project = payload["cwd"].rstrip("/").rsplit("/", 1)[-1]
-            continue
-        if kind == "turn_context":
-            model = payload.get("model") or model
-            if payload.get("cwd"):
-                project = payload["cwd"].rstrip("/").rsplit("/", 1)[-1]
-            continue
-        if kind in CODEX_QUIET:
-            continue
-        if kind != "response_item":
-            out.problems.append(Problem(where=f"{where}:{number}", reason=f"unknown event type {kind!r}"))
-            continue
-        item = payload.get("type")
-        if item in CODEX_QUIET_ITEMS:
-            continue
-        if item == "message":
-            role = payload.get("role")
-            text, is_tool = _codex_content(payload.get("content")), False
-            if role == "developer":
-                role = "system"
-        elif item in ("function_call", "custom_tool_call", "local_shell_call"):
-            args = payload.get("arguments") or payload.get("input") or payload.get("action") or ""
-            text, role, is_tool = f"[tool call {payload.get('name', item)}] {json_text(args)}", "tool", True
-        elif item in ("function_call_output", "custom_tool_call_output"):
-            output = payload.get("output")
-            if isinstance(output, dict):
-                output = output.get("content", output)
-            text, role, is_tool = f"[tool output] {json_text(output)}", "tool", True
-        else:
-            out.problems.append(Problem(where=f"{where}:{number}", reason=f"unknown response item {item!r}"))
-            continue
-        if not text.strip() or role not in ("user", "assistant", "system", "tool"):
-            continue
-        out.messages.append(
-            Message(
-                message_id=f"{session_id}:{number}",
-                conversation_id=session_id,
-                position=position,
-                role=role,
-                text=text,
-                timestamp=iso(obj.get("timestamp")),
-                is_tool=is_tool,
-                model=model if role == "assistant" else None,
+        try:
+            kind = obj.get("type")
+            payload = obj.get("payload") if isinstance(obj.get("payload"), dict) else {}
+            if kind == "session_meta":
+                session_id = payload["id"] if isinstance(payload.get("id"), str) else session_id
+                if payload.get("cwd"):
+                    project = payload["cwd"].rstrip("/").rsplit("/", 1)[-1]
+                continue
+            if kind == "turn_context":
+                model = payload["model"] if isinstance(payload.get("model"), str) else model
+                if payload.get("cwd"):
+                    project = payload["cwd"].rstrip("/").rsplit("/", 1)[-1]
+                continue
+            if kind in CODEX_QUIET:
+                continue
+            if kind != "response_item":
+                out.problems.append(Problem(where=f"{where}:{number}", reason=f"unknown event type {kind!r}"))
+                continue
+            item = payload.get("type")
+            if item in CODEX_QUIET_ITEMS:
+                continue
+            if item == "message":
+                role = payload.get("role")
+                text, is_tool = _codex_content(payload.get("content")), False
+                if role == "developer":
+                    role = "system"
+            elif item in ("function_call", "custom_tool_call", "local_shell_call"):
+                args = payload.get("arguments") or payload.get("input") or payload.get("action") or ""
+                text, role, is_tool = (
+                    f"[tool call {payload.get('name', item)}] {json_text(args)}",
+                    "tool",
+                    True,
+                )
+            elif item in ("function_call_output", "custom_tool_call_output"):
+                output = payload.get("output")
+                if isinstance(output, dict):
+                    output = output.get("content", output)
+                text, role, is_tool = f"[tool output] {json_text(output)}", "tool", True
+            else:
+                out.problems.append(
+                    Problem(where=f"{where}:{number}", reason=f"unknown response item {item!r}")
+                )
+                continue
+            if not text.strip() or role not in ("user", "assistant", "system", "tool"):
+                continue
+            out.messages.append(
+                Message(
+                    message_id=f"{session_id}:{number}",
+                    conversation_id=session_id,
+                    position=position,
+                    role=role,
+                    text=text,
+                    timestamp=iso(obj.get("timestamp")),
+                    is_tool=is_tool,
+                    model=model if role == "assistant" else None,
+                )
             )
-        )
-        position += 1
+            position += 1
+        except (AttributeError, TypeError, ValueError) as exc:
+            out.problems.append(malformed(f"{where}:{number}", exc))
     conv = Conversation(
         conversation_id=session_id, source="codex", project=project, model=model, origin=where
     )
@@ -107,25 +117,28 @@ def parse_codex_history(lines: Iterable[tuple[int, str]], where: str) -> Parsed:
     out = Parsed()
     by_session: dict[str, list[Message]] = {}
     for number, obj in json_lines(lines, where, out.problems):
-        sid, text = obj.get("session_id"), obj.get("text")
-        if not isinstance(sid, str) or not isinstance(text, str):
-            out.problems.append(
-                Problem(where=f"{where}:{number}", reason="history line without session_id/text")
+        try:
+            sid, text = obj.get("session_id"), obj.get("text")
+            if not isinstance(sid, str) or not isinstance(text, str):
+                out.problems.append(
+                    Problem(where=f"{where}:{number}", reason="history line without session_id/text")
+                )
+                continue
+            cid = f"codex-history-{sid}"
+            msgs = by_session.setdefault(cid, [])
+            stamp = iso(obj.get("ts"))
+            msgs.append(
+                Message(
+                    message_id=f"{cid}:{number}",
+                    conversation_id=cid,
+                    position=number,  # the history file's line: stable when the file grows
+                    role="user",
+                    text=text,
+                    timestamp=stamp,
+                )
             )
-            continue
-        cid = f"codex-history-{sid}"
-        msgs = by_session.setdefault(cid, [])
-        stamp = iso(obj.get("ts"))
-        msgs.append(
-            Message(
-                message_id=f"{cid}:{number}",
-                conversation_id=cid,
-                position=number,  # the history file's line: stable when the file grows
-                role="user",
-                text=text,
-                timestamp=stamp,
-            )
-        )
+        except (AttributeError, TypeError, ValueError) as exc:
+            out.problems.append(malformed(f"{where}:{number}", exc))
     for cid, msgs in by_session.items():
         out.messages.extend(msgs)
         conv = Conversation(conversation_id=cid, source="codex_history", title="Codex prompts", origin=where)

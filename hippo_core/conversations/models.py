@@ -1,7 +1,7 @@
 """Agent conversations as plain records, and what every format's parser shares.
 
 Every parser returns `Parsed` (conversations, messages, and the problems it skipped with a reason),
-so a bad line or an unknown event never loses the rest of the file.
+so a bad line, an unknown event or a value nested too deeply never loses the rest of the file.
 """
 
 from __future__ import annotations
@@ -12,6 +12,12 @@ from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+# JSON nesting a parser accepts: real events nest a few dozen levels at most, while `json.loads` and the
+# recursive helpers here overflow Python's stack near 1,000 (one log line of 200,000 nested arrays).
+MAX_JSON_DEPTH = 200
+TOO_DEEP = f"nested too deeply (over {MAX_JSON_DEPTH} levels; skipped)"
+MALFORMED = "malformed event"
 
 Source = Literal["claude_code", "codex", "codex_history", "chatgpt", "claude_ai"]
 Role = Literal["user", "assistant", "system", "tool"]
@@ -123,11 +129,31 @@ def finish(conv: Conversation, messages: list[Message]) -> Conversation:
     )
 
 
+def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when lists/dicts in `value` nest deeper than `limit` (walked with a stack, never recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        if not children:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def malformed(where: str, exc: Exception) -> Problem:
+    """An event whose fields have the wrong shape (a list where text belongs): skipped, with the reason."""
+    return Problem(where=where, reason=f"{MALFORMED} ({type(exc).__name__})")
+
+
 # --- JSONL line reading --------------------------------------------------------------------------------
 def json_lines(
     lines: Iterable[tuple[int, str]], where: str, problems: list[Problem]
 ) -> Iterable[tuple[int, dict]]:
-    """Parse (line number, text) pairs; a non-JSON or non-object line is skipped with a reason."""
+    """Parse (line number, text) pairs; a non-JSON, non-object or too deeply nested line is skipped with a
+    reason."""
     for number, line in lines:
         if not line.strip():
             continue
@@ -136,7 +162,13 @@ def json_lines(
         except json.JSONDecodeError as exc:
             problems.append(Problem(where=f"{where}:{number}", reason=f"not JSON ({exc.msg})"))
             continue
+        except RecursionError:
+            problems.append(Problem(where=f"{where}:{number}", reason=TOO_DEEP))
+            continue
         if not isinstance(obj, dict):
             problems.append(Problem(where=f"{where}:{number}", reason="not a JSON object"))
+            continue
+        if too_deep(obj):
+            problems.append(Problem(where=f"{where}:{number}", reason=TOO_DEEP))
             continue
         yield number, obj

@@ -170,3 +170,18 @@ def test_scrub_value_survives_deep_nesting() -> None:
     for _ in range(20_000):
         out = out[0]
     assert out == ["[REDACTED:aws_access_key]"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "why it failed: SECRET_KEY=19yN2qr@%kLw8vZp3QxT",
+        "note: API_TOKEN=ghx8Kq2LmZ0pWv7RtY4nB",
+        "- deploy log: DB_PASSWORD=Xk29!mQz7Lp",
+    ],
+)
+def test_an_env_assignment_after_prose_with_a_colon_is_caught(line: str) -> None:
+    """The prose match `failed: SECRET_KEY=...` is rejected; the assignment inside it must still be found."""
+    secret = line.split("=", 1)[1]
+    assert find_secrets(line), line
+    assert secret not in scrub(line).text

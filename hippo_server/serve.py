@@ -1,0 +1,86 @@
+"""`hippo serve`: the librarian under uvicorn, with the limits uvicorn does not set by itself.
+
+uvicorn waits forever for a request's headers: a client that sends one byte a second holds a connection
+(and a file descriptor) for as long as it likes. `HeaderTimeoutProtocol` closes a connection that has
+not sent a complete request head within `header_timeout` seconds of opening or of its previous
+response (with a 408 when nothing was answered yet). The body has its own limit in the app
+(`GuardMiddleware`: `body_timeout`, then 408), so every phase of a request is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from hippo_core.settings import HippoSettings
+
+_TIMEOUT_BODY = b"request head not received in time"
+TIMEOUT_RESPONSE = (
+    b"HTTP/1.1 408 Request Timeout\r\ncontent-type: text/plain; charset=utf-8\r\nconnection: close\r\n"
+    + f"content-length: {len(_TIMEOUT_BODY)}\r\n\r\n".encode()
+    + _TIMEOUT_BODY
+)
+
+
+class HeaderTimeoutProtocol(H11Protocol):
+    """uvicorn's h11 protocol plus a deadline for each request head."""
+
+    header_timeout: float = 10.0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._arm()
+
+    def _arm(self) -> None:
+        """Start waiting for the next request head; `self.cycle` changes when one arrives."""
+        self._disarm()
+        armed_cycle = self.cycle
+        self._head_timer = self.loop.call_later(self.header_timeout, self._expired, armed_cycle)
+
+    def _disarm(self) -> None:
+        if getattr(self, "_head_timer", None) is not None:
+            self._head_timer.cancel()  # type: ignore[union-attr]
+            self._head_timer = None
+
+    def _expired(self, armed_cycle: object) -> None:
+        self._head_timer = None
+        if self.cycle is not armed_cycle or self.transport.is_closing():
+            return  # a new request head arrived in time; its response re-arms the timer
+        if self.conn.our_state is h11.IDLE and self.conn.their_state is h11.IDLE:
+            self.transport.write(TIMEOUT_RESPONSE)  # between requests: say why before closing
+        self.transport.close()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+
+def server_config(settings: HippoSettings) -> uvicorn.Config:
+    """The uvicorn configuration of `hippo serve`: the app, the address and every timeout."""
+    from hippo_server.app import create_app
+
+    protocol = type(
+        "HeaderTimeoutProtocol", (HeaderTimeoutProtocol,), {"header_timeout": settings.header_timeout}
+    )
+    return uvicorn.Config(
+        create_app(settings),
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+        http=protocol,
+        timeout_keep_alive=5,
+        h11_max_incomplete_event_size=16 * 1024,  # a request head over 16 KiB is refused (400)
+    )
+
+
+def serve(settings: HippoSettings) -> None:
+    uvicorn.Server(server_config(settings)).run()
