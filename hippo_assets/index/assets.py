@@ -186,7 +186,7 @@ def embeddings(
     vanished = sorted(set(stored) - current_ids)
     left = [cid for cid in vanished if stored[cid].get("path", "") not in current_paths]
     vector_store.delete(sorted(set(vanished) - set(left)), collection)
-    now = time.time()
+    now = float(int(time.time()))  # whole seconds, as the trash keeps them
     trashed = vector_store.move_to_trash(left, collection, deleted_at=now)
 
     todo = [
