@@ -34,6 +34,13 @@ run: $(STAMP) $(if $(wildcard $(HIPPO_VAULT)),,sample-vault)
 	$(HIPPO) search "침실 온도를 몇 도로 맞춰야 하나" --k 3
 	@echo
 	$(HIPPO) search "hook exit code 2 blocks a tool call" --k 3
+	@echo
+	@echo "Next, try:"
+	@echo "  1. make serve                        the librarian: REST + MCP for agents, and fast \`hippo search\`"
+	@echo "  2. $(HIPPO) search \"your question\"   hybrid search of $(HIPPO_VAULT)"
+	@echo "  3. make ui                           the Dagster UI: assets, runs, checks, schedules, sensors"
+	@echo "  Edits re-indexed within seconds: DAGSTER_HOME=$(DAGSTER_HOME) $(HIPPO) watch"
+	@echo "  Something off? $(HIPPO) doctor"
 
 test: $(STAMP)
 	$(PY) -m pytest -q

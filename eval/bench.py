@@ -265,7 +265,7 @@ def _run(
             t_sem = time.perf_counter() - t0
 
             t0 = time.perf_counter()
-            fused: list[Candidate] = fuse_lanes(lexical, semantic, params)
+            fused: list[Candidate] = fuse_lanes(lexical, semantic, params, q.text)
             t_fuse = time.perf_counter() - t0
             unfloored = fuse_lanes(lexical, semantic, no_floor)
             exact = exact_top(vectors, vector, allowed, params.semantic_pool)
@@ -295,6 +295,7 @@ def _run(
                     where,
                     store,
                     collection,
+                    q.text,
                 )
             ranked = {lane: to_docs(ids, row_doc) for lane, ids in ranked.items()}
             expected = set(ranked[EXACT][:EVAL_DEPTH])
@@ -435,6 +436,7 @@ def _variant_fused(
     where: dict[str, Any] | None,
     store: Any,
     collection: Any,
+    query: str = "",
 ) -> list[str]:
     """Fused ids under other params; a lane is re-run only when its own knobs differ."""
     if (vp.lexical_pool, vp.bigram_weight) != (params.lexical_pool, params.bigram_weight):
@@ -443,7 +445,7 @@ def _variant_fused(
         )
     if vp.semantic_pool != params.semantic_pool:
         semantic = semantic_lane(store, collection, vector, vp.semantic_pool, where)
-    return [c.chunk_id for c in fuse_lanes(lexical, semantic, vp)]
+    return [c.chunk_id for c in fuse_lanes(lexical, semantic, vp, query)]
 
 
 def _positive(text: str) -> int:

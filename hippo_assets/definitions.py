@@ -12,10 +12,20 @@ from hippo_assets.ingest import definitions as ingest_defs
 from hippo_assets.memory import definitions as memory_defs
 from hippo_assets.publish import definitions as publish_defs
 from hippo_assets.quality import definitions as quality_defs
+from hippo_assets.work import definitions as work_defs
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 
-DOMAINS = (ingest_defs, index_defs, memory_defs, compile_defs, publish_defs, quality_defs, backups_defs)
+DOMAINS = (
+    ingest_defs,
+    index_defs,
+    memory_defs,
+    compile_defs,
+    publish_defs,
+    quality_defs,
+    backups_defs,
+    work_defs,
+)
 
 # The graph `refresh_job` runs (ingest and index, with their checks), for `materialize` in tests and benches.
 ASSETS = [*ingest_defs.ASSETS, *index_defs.ASSETS]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -85,8 +86,6 @@ def run_refresh(
     settings: HippoSettings, select: str | None, force: bool, instance: object, run_config: dict | None = None
 ) -> int:
     """`hippo run`: the Definitions' refresh_job (or the selected part of it), as the nightly schedule runs it."""
-    from dagster import AssetSelection, DagsterError
-
     from hippo_assets.definitions import build_definitions
     from hippo_cli.runner import merged_config, run_job
 
@@ -94,18 +93,11 @@ def run_refresh(
     job = defs.resolve_job_def("refresh_job")
     keys = None
     if select:
-        # the selection is read within refresh_job, as it was read within the indexing graph before jobs
-        try:
-            keys = AssetSelection.from_string(select).resolve(defs.resolve_asset_graph())
-        except DagsterError as exc:
-            print(f"hippo run: --select {select!r}: {exc}", file=sys.stderr)
-            return 2
-        keys &= job.asset_layer.selected_asset_keys
-        if not keys:
-            print(
-                f"hippo run: --select {select!r} names no asset of refresh_job; other assets run with --job",
-                file=sys.stderr,
-            )
+        from hippo_cli.runner import resolve_selection
+
+        keys, problem = resolve_selection(select, defs.resolve_asset_graph(), job)
+        if problem:
+            print(f"hippo run: {problem}", file=sys.stderr)
             return 2
     forced = {"ops": {"embeddings": {"config": {"force": True}}}} if force else None
     config = merged_config(run_config, forced)
@@ -243,6 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Settings come from HIPPO_* environment variables (see the README's settings table); "
         "flags override them.",
     )
+    parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
@@ -340,12 +333,43 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_status)
 
     p = sub.add_parser(
+        "doctor", help="check the setup (vault, stores, embedder, librarian, settings) and say the fix"
+    )
+    common(p)
+    p.add_argument("--json", action="store_true", help="the checks as JSON")
+    p.set_defaults(func=cmd_doctor)
+
+    p = sub.add_parser("watch", help="re-index notes within seconds of an edit (refresh_job per change)")
+    common(p)
+    p.add_argument("--debounce", type=float, default=1.0, help="seconds of quiet before a run (default 1)")
+    p.add_argument(
+        "--poll", type=float, default=None, help="poll every N seconds instead of file system events"
+    )
+    p.set_defaults(func=cmd_watch)
+
+    p = sub.add_parser(
         "eval",
         help="golden-set harness: validate, run, calibrate, sweep, candidates, probe (= python -m eval)",
     )
     p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for python -m eval")
     p.set_defaults(func=cmd_eval)
+
+    from hippo_cli.work import add_commands
+
+    add_commands(sub, common, _settings)  # work, hook, ghost, mcp (hippo_cli/work.py)
     return parser
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from hippo_cli.doctor import doctor
+
+    return doctor(as_json=args.json, vault=args.vault, home=args.home)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from hippo_cli.watch import watch
+
+    return watch(_settings(args), debounce=args.debounce, poll=args.poll)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -355,19 +379,61 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    given = sys.argv[1:] if argv is None else argv
+    if given[:1] == ["hook"] and len(given) > 1 and given[1] not in ("install", "log", "-h", "--help"):
+        return _agent_hook(given[1:])  # an agent runs this: claude-code, codex (an unknown name logs usage)
     restore_interrupt_signals()  # nightly runs start from cron with SIGINT ignored
+    try:
+        try:
+            return _dispatch(argv)
+        finally:
+            sys.stdout.flush()  # a reader that went away shows here, not as a traceback at exit
+    except BrokenPipeError:
+        return _reader_gone()
+
+
+def _dispatch(argv: list[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        code = int(args.func(args) or 0)
-        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
-        return code
+        return int(args.func(args) or 0)
     except BadTextError as exc:
         print(f"hippo: {exc}", file=sys.stderr)
         return 2
-    except BrokenPipeError:
-        # `hippo search --json | head -c 10`: the reader left; say nothing more, as `cat` would.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 141  # 128 + SIGPIPE, what a shell reports for a command ended by a closed pipe
+
+
+def _reader_gone() -> int:
+    """`hippo search --json | head -1`: the reader left. Say nothing more, as `cat` would: point stdout and
+    stderr at /dev/null so the interpreter's last flush is silent, and exit 141 (128 + SIGPIPE), what a
+    shell reports for a command ended by a closed pipe."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(devnull, stream.fileno())
+    return 128 + 13
+
+
+class _VersionAction(argparse.Action):
+    """`hippo --version`, looked up only when asked (every other command starts without it)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)  # type: ignore[arg-type]
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        from hippo_cli.doctor import version_line
+
+        print(version_line())
+        parser.exit()
+
+
+def _agent_hook(argv: list[str]) -> int:
+    """`hippo hook claude-code|codex` runs at every agent session start and end: no parser, no imports
+    beyond the hook's own, and never a failure for the agent (exit 0 whatever happens)."""
+    try:
+        from hippo_work.hooks import main as hook_main
+    except BaseException as exc:  # noqa: BLE001 - never fail the agent
+        print(f"hippo hook: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 0
+    return hook_main(argv)
 
 
 if __name__ == "__main__":

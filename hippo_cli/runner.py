@@ -8,7 +8,9 @@ belongs to a real job of the code location, so the UI can re-execute it.
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 import shutil
 import socket
 import sys
@@ -145,6 +147,22 @@ def merged_config(*configs: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
+class _Progress:
+    """Progress lines to a stream; when the reader goes away (`hippo run 2>&1 | head`) the lines stop
+    and the run goes on: a closed pipe must never leave a run half done."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out: TextIO | None = out
+
+    def __call__(self, line: str) -> None:
+        if self.out is None:
+            return
+        try:
+            print(line, file=self.out, flush=True)
+        except (BrokenPipeError, ValueError):
+            self.out = None
+
+
 def run_job(
     job: JobDefinition,
     instance: DagsterInstance,
@@ -154,11 +172,11 @@ def run_job(
     out: TextIO | None = None,
 ) -> bool:
     """Execute the job (or the selected part of it; asset checks included) and report progress."""
-    out = out or sys.stderr  # looked up at call time: test runners swap sys.stderr
+    say = _Progress(out or sys.stderr)  # looked up at call time: test runners swap sys.stderr
     config = merged_config(job.run_config, QUIET_LOGGERS, run_config)
     tags = {"hippo/trigger": "cli", "hippo/run_token": uuid.uuid4().hex, **run_owner_tags()}
     for run_id in fail_orphaned_runs(instance):
-        print(f"marked run {run_id} failed: its `hippo run` process had died mid-run", file=out)
+        say(f"marked run {run_id} failed: its `hippo run` process had died mid-run")
     result: dict[str, Any] = {}
 
     def work() -> None:
@@ -188,7 +206,7 @@ def run_job(
             for record in conn.records:
                 line = _describe(record.event_log_entry, summary)
                 if line:
-                    print(f"[{time.monotonic() - started:6.1f}s] {line}", file=out, flush=True)
+                    say(f"[{time.monotonic() - started:6.1f}s] {line}")
             if conn.has_more:
                 continue
         if not alive:
@@ -196,17 +214,16 @@ def run_job(
         time.sleep(0.2)
     thread.join()
     if "error" in result:
-        print(f"✗ run could not start: {result['error']}", file=out)
+        say(f"✗ run could not start: {result['error']}")
         return False
     run = result["run"]
-    print("\nSummary", file=out)
+    say("\nSummary")
     for line in summary:
-        print(f"  {line}", file=out)
+        say(f"  {line}")
     verdict = "succeeded" if run.success else "FAILED"
-    print(
+    say(
         f"Run {run.run_id} of {job.name} {verdict} in {time.monotonic() - started:.1f} s "
-        "(see it in the Dagster UI: make ui)",
-        file=out,
+        "(see it in the Dagster UI: make ui)"
     )
     return bool(run.success)
 
@@ -253,3 +270,51 @@ def _describe(entry: Any, summary: list[str]) -> str | None:
         summary.append(f"- {event.step_key} skipped (an upstream step or blocking check failed)")
         return f"- {event.step_key} skipped"
     return None
+
+
+SELECTION_WORDS = frozenset({"and", "or", "not", "sinks", "roots"})
+SELECTION_TOKEN = re.compile(r'(?:\b(key|group|tag|owner|kind|code_location):)?("[^"]*"|[A-Za-z_][\w/.*-]*)')
+
+
+def unknown_selection_names(select: str, keys: Sequence[str], groups: Sequence[str]) -> list[str]:
+    """Explanations for the names in a selection string that no asset or group carries, each with the
+    close matches (`chunk+` → "no asset 'chunk' (did you mean: chunks?)")."""
+    problems = []
+    for attr, raw in SELECTION_TOKEN.findall(select):
+        name = raw.strip('"')
+        if "*" in name or (not attr and name in SELECTION_WORDS) or attr not in ("", "key", "group"):
+            continue
+        known, what = (groups, "group") if attr == "group" else (keys, "asset")
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        hint = f" (did you mean: {', '.join(close)}?)" if close else ""
+        problems.append(f"no {what} named {name!r}{hint}")
+    return problems
+
+
+def resolve_selection(select: str, graph: Any, job: JobDefinition) -> tuple[set[AssetKey] | None, str | None]:
+    """The asset keys of `job` a `--select` string picks, or None and a message that names the bad part
+    and lists the job's assets to choose from."""
+    from dagster import AssetSelection, DagsterError
+
+    in_job = job.asset_layer.selected_asset_keys
+    choices = ", ".join(sorted(k.to_user_string() for k in in_job))
+    all_keys = sorted(k.to_user_string() for k in graph.get_all_asset_keys())
+    groups = sorted({graph.get(k).group_name for k in graph.get_all_asset_keys()} - {None})
+    problems = unknown_selection_names(select, all_keys, groups)
+    try:
+        keys = set(AssetSelection.from_string(select).resolve(graph)) if not problems else set()
+    except DagsterError as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        problems = problems or [first]
+        keys = set()
+    if problems:
+        return None, f"--select {select!r}: {'; '.join(problems)}.\n  assets of {job.name}: {choices}"
+    keys &= set(in_job)
+    if not keys:
+        return None, (
+            f"--select {select!r} names no asset of {job.name}; other assets run with --job.\n"
+            f"  assets of {job.name}: {choices}"
+        )
+    return keys, None

@@ -28,6 +28,7 @@ class Evidence(BaseModel):
     anchor: str
     coverage: float
     semantic_similarity: float | None
+    weak: bool = False  # a semantic-only hit under the solo-match floor: shown, but no answer
 
 
 def normalize_query(query: str) -> str:
@@ -59,7 +60,11 @@ def strength(item: Evidence, params: EvidenceParams) -> float:
 
 
 def gap_kind(evidence: Sequence[Evidence], params: EvidenceParams) -> str | None:
-    """`zero-hit`, `weak` (best evidence under the thresholds) or None when the query was answered."""
+    """`zero-hit`, `weak` (best evidence under the thresholds) or None when the query was answered.
+
+    Weak hits (semantic-only, under the floor) are returned to the reader but answer nothing: results made
+    of weak hits only are a zero-hit, as they were when such hits were dropped."""
+    evidence = [e for e in evidence if not e.weak]
     if not evidence:
         return "zero-hit"
     best = evidence[0]

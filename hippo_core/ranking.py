@@ -21,7 +21,9 @@ class RankingParams(BaseModel, frozen=True):
     # (similarity min-max scaled over the semantic pool). Unlike RRF it keeps how far ahead a lane's
     # best hit is: on KorQuAD, RRF (k 10) fell 7 points of Hit@1 below BM25 alone, convex fusion beat it
     # (README, "Ranking defaults, measured"). "rrf": weighted reciprocal-rank fusion, rrf_k and lane weights.
-    fusion: Literal["convex", "rrf"] = "convex"
+    # "adaptive": convex fusion with a lexical share decided per query from the lanes' own signals
+    # (hippo_core/adaptive_fusion.py, weights in adaptive_fusion.json, chosen by `python -m eval.loso`).
+    fusion: Literal["convex", "rrf", "adaptive"] = "convex"
     # 0.6: the best golden-set MRR@10 of 0.5-0.8, and the share at which fused beats both lanes on MS MARCO-ko
     # as well as on KorQuAD, ko-welfare and LoCoMo (0.7 loses MS MARCO-ko to the semantic lane).
     lexical_share: float = Field(
@@ -41,6 +43,9 @@ class RankingParams(BaseModel, frozen=True):
     # from the query's own background: its margin over the median similarity of the candidate pool.
     semantic_floor: float = Field(default=0.80, ge=-1, le=1)
     semantic_margin: float = Field(default=0.04, ge=0)
+    # Semantic-only hits under that floor are kept after every other hit, marked weak, rather than dropped:
+    # a question in one language about a note in another has no lexical evidence and often a low similarity.
+    weak_hits: bool = True
     # Query-side weight of Hangul character bigrams relative to morphemes (recall fallback).
     bigram_weight: float = Field(default=0.25, ge=0)
     status_boost: Mapping[str, float] = Field(
@@ -92,6 +97,7 @@ class Candidate(BaseModel):
     lexical_score: float | None = None
     semantic_rank: int | None = None
     semantic_score: float | None = None
+    weak: bool = False  # semantic-only and under the solo-match floor: returned after every other hit
 
     @property
     def lanes(self) -> list[str]:

@@ -92,6 +92,25 @@ class HippoSettings(BaseSettings):
         description="Chroma server, e.g. http://chroma:8000 (default: embedded Chroma in HIPPO_HOME/chroma).",
     )
 
+    # --- the reranker stage (off by default) ---------------------------------------------------------
+    rerank_url: str | None = Field(
+        default=None,
+        description="`/rerank` endpoint of a cross-encoder (TEI, vLLM), e.g. http://tei:8080/rerank; after "
+        "fusion the top N are re-scored by it. Unset: no reranking.",
+    )
+    rerank_model: str | None = Field(default=None, description="Model name sent to the reranker (vLLM).")
+    rerank_top_n: int = Field(default=20, ge=1, le=200, description="Fused results sent to the reranker.")
+    rerank_timeout: float = Field(
+        default=5.0,
+        gt=0,
+        description="Seconds to wait for the reranker; on timeout, an HTTP error or a malformed answer the "
+        "fused order is returned with `status: degraded` and the reason.",
+    )
+    rerank_field: Literal["documents", "texts"] = Field(
+        default="documents",
+        description="Request field of the texts: `documents` (vLLM, Jina) or `texts` (TEI).",
+    )
+
     # --- the compile loop --------------------------------------------------------------------------
     anthropic_api_key: SecretStr | None = Field(
         default=None,
@@ -126,6 +145,25 @@ class HippoSettings(BaseSettings):
         default=None,
         description="postgresql://user:password@host/db: conversations, work memory and the ghost store in "
         "PostgreSQL (secret).",
+    )
+
+    # --- agents: work memory, hooks and the ghost layer ----------------------------------------------
+    resume_budget: int = Field(
+        default=8192,
+        ge=1024,
+        le=256 * 1024,
+        description="Bytes of JSON `hippo_resume` returns at most (handoff, checkpoints, open worklog items).",
+    )
+    project: str | None = Field(
+        default=None,
+        description="Project slug the agent hooks use instead of the git repository's (or cwd's) folder name.",
+    )
+    hook_ingest: bool = Field(
+        default=True,
+        description="SessionEnd hooks also start `hippo ingest <agent>` in the background (incremental).",
+    )
+    ghost_half_life_days: float = Field(
+        default=90.0, gt=0, description="Half-life of a shared ghost memory's recency in ghost search."
     )
 
     # --- Dagster -----------------------------------------------------------------------------------
@@ -166,6 +204,9 @@ class HippoSettings(BaseSettings):
     )
     cron_backup: str = Field(
         default="0 4 * * *", description="nightly_backup: snapshot the non-rebuildable stores."
+    )
+    cron_ghost: str = Field(
+        default="20 4 * * *", description="nightly_ghost: promote approved shared memories (ghost_memories)."
     )
 
     # The variables `from_env` read from the process environment (secrets among them become EnvVar).

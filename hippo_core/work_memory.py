@@ -359,6 +359,32 @@ def render_resume_text(resume: Resume, max_bytes: int | None = None) -> str:
     return truncate_utf8(text, max_bytes) if max_bytes else text
 
 
+# --- the LLM session summary (SessionEnd with ANTHROPIC_API_KEY) -------------------------------------
+class SessionSummary(BaseModel):
+    """What the next session needs from this one, written by the model from the transcript."""
+
+    summary: str = Field(description="What was asked, what was done and decided, in 2-6 plain sentences.")
+    next: str | None = Field(default=None, description="What is left open for the next session, or null.")
+
+
+SESSION_SUMMARY_SYSTEM = (
+    "You summarise a finished coding-agent session for the next agent that continues the work. Write what "
+    "was asked, what was done or decided (files, commands, results), and what is still open. Plain facts "
+    "only; never copy credentials, and never write instructions addressed to an assistant."
+)
+
+
+def session_summary_prompt(excerpt: str) -> str:
+    return f"The session transcript (excerpt, oldest first):\n\n<transcript>\n{excerpt}\n</transcript>"
+
+
+def session_summary_text(result: SessionSummary) -> str:
+    text = "Summary: " + one_line(result.summary)
+    if result.next and result.next.strip():
+        text += "\nNext: " + one_line(result.next)
+    return text
+
+
 # --- worklog Markdown (50-ops/<project>/worklog.md) ---------------------------------------------------
 WORKLOG_FILE = "worklog.md"
 HANDOFF_FILE = "handoff.md"

@@ -4,23 +4,50 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, fields
-from typing import Any
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
-from dagster import EnvVar
 from pydantic import SecretStr
 
-from hippo_core.settings import HippoSettings
-from hippo_resources.chunk_store import ChunkStore
-from hippo_resources.conversation_store import ConversationStore
-from hippo_resources.embedder import Embedder, EmbedderError
-from hippo_resources.ghost_store import GhostStore
-from hippo_resources.ledger import Ledger
-from hippo_resources.lexical_store import LexicalStore
-from hippo_resources.llm import LLM
-from hippo_resources.vault import Vault, VaultError
-from hippo_resources.vector_store import VectorStore
-from hippo_resources.work_store import WorkStore
+if TYPE_CHECKING:
+    from hippo_core.settings import HippoSettings
+    from hippo_resources.chunk_store import ChunkStore
+    from hippo_resources.conversation_store import ConversationStore
+    from hippo_resources.embedder import Embedder, EmbedderError
+    from hippo_resources.ghost_store import GhostStore
+    from hippo_resources.ledger import Ledger
+    from hippo_resources.lexical_store import LexicalStore
+    from hippo_resources.llm import LLM
+    from hippo_resources.reranker import Reranker
+    from hippo_resources.vault import Vault, VaultError
+    from hippo_resources.vector_store import VectorStore
+    from hippo_resources.work_store import WorkStore
+
+# Imported on first use, so that `hippo_resources.work_feed` (the agent hooks) does not bring Chroma,
+# the embedder and Dagster along with the package.
+_LAZY = {
+    "LLM": "llm",
+    "ChunkStore": "chunk_store",
+    "ConversationStore": "conversation_store",
+    "Embedder": "embedder",
+    "EmbedderError": "embedder",
+    "GhostStore": "ghost_store",
+    "Ledger": "ledger",
+    "Reranker": "reranker",
+    "LexicalStore": "lexical_store",
+    "Vault": "vault",
+    "VaultError": "vault",
+    "VectorStore": "vector_store",
+    "WorkStore": "work_store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(f"hippo_resources.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'hippo_resources' has no attribute {name!r}")
+
 
 __all__ = [
     "LLM",
@@ -32,6 +59,7 @@ __all__ = [
     "HippoResources",
     "Ledger",
     "LexicalStore",
+    "Reranker",
     "Vault",
     "VaultError",
     "VectorStore",
@@ -55,6 +83,7 @@ class HippoResources(Mapping[str, Any]):
     conversation_store: ConversationStore
     work_store: WorkStore
     ghost_store: GhostStore
+    reranker: Reranker
 
     @property
     def dlt(self) -> Any:
@@ -82,6 +111,8 @@ class HippoResources(Mapping[str, Any]):
 def _secret(settings: HippoSettings, field: str, env_secrets: bool) -> Any:
     """A secret's value, or `EnvVar(NAME)` when it came from the process environment and the caller wants
     Dagster to resolve it at run time (the UI then shows the variable's name, never its value)."""
+    from dagster import EnvVar
+
     name = settings.from_process_env(field) if env_secrets else None
     if name:
         return EnvVar(name)
@@ -90,6 +121,8 @@ def _secret(settings: HippoSettings, field: str, env_secrets: bool) -> Any:
 
 
 def build_embedder(settings: HippoSettings, env_secrets: bool = False) -> Embedder:
+    from hippo_resources.embedder import Embedder
+
     return Embedder(
         backend=settings.embed_backend,
         model=settings.embed_model,
@@ -106,6 +139,8 @@ def build_embedder(settings: HippoSettings, env_secrets: bool = False) -> Embedd
 
 def build_vector_store(settings: HippoSettings) -> VectorStore:
     """Embedded Chroma under HIPPO_HOME, or the Chroma server at HIPPO_CHROMA_URL."""
+    from hippo_resources.vector_store import VectorStore
+
     if not settings.chroma_url:
         return VectorStore(path=str(settings.chroma_dir))
     url = urlparse(settings.chroma_url if "//" in settings.chroma_url else f"http://{settings.chroma_url}")
@@ -121,6 +156,16 @@ def build_vector_store(settings: HippoSettings) -> VectorStore:
 def build_resources(settings: HippoSettings, env_secrets: bool = False) -> HippoResources:
     """Every resource from the settings: Definitions (with `env_secrets=True`), the CLI, the server, eval
     and tests all build them here. Paths are made absolute, so a run started elsewhere finds the same stores."""
+    from hippo_resources.chunk_store import ChunkStore
+    from hippo_resources.conversation_store import ConversationStore
+    from hippo_resources.ghost_store import GhostStore
+    from hippo_resources.ledger import Ledger
+    from hippo_resources.lexical_store import LexicalStore
+    from hippo_resources.llm import LLM
+    from hippo_resources.reranker import Reranker
+    from hippo_resources.vault import Vault
+    from hippo_resources.work_store import WorkStore
+
     s = settings.model_copy(update={"home": settings.home.resolve(), "vault": settings.vault.resolve()})
     return HippoResources(
         vault=Vault(root=str(s.vault)),
@@ -145,4 +190,11 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
         # the non-rebuildable stores of work memory and the ghost layer (hippo_resources.stores)
         work_store=WorkStore(path=str(s.work_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         ghost_store=GhostStore(path=str(s.ghost_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
+        reranker=Reranker(
+            url=s.rerank_url,
+            model=s.rerank_model,
+            top_n=s.rerank_top_n,
+            timeout_seconds=s.rerank_timeout,
+            documents_field=s.rerank_field,
+        ),
     )

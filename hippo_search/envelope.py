@@ -99,13 +99,22 @@ class SearchHit(BaseModel):
     conversation_id: str | None = Field(default=None, description="Conversation lane: the conversation.")
     project: str | None = Field(default=None, description="Conversation lane: the project it belongs to.")
     role: str | None = Field(default=None, description="Conversation lane: user, assistant, tool or segment.")
+    weak: bool = Field(
+        default=False,
+        description="Found by the semantic lane alone, under the solo-match floor: listed after every other "
+        "hit, and no answer for the gap radar (a question in one language about a note in another lands here).",
+    )
 
 
 class SearchResponse(BaseModel):
     kind: Literal["hippocampus.search"] = "hippocampus.search"
     untrusted: bool = True
     notice: str = UNTRUSTED_NOTICE
-    status: Literal["ok", "degraded", "empty"] = "ok"
+    status: Literal["ok", "degraded", "empty"] = Field(
+        default="ok",
+        description="`empty`: no hit cleared the floor (weak hits may still be listed); `degraded`: a lane "
+        "or the reranker failed, see degraded_reason.",
+    )
     degraded_reason: str | None = None
     query: str
     mode: Mode = "hybrid"

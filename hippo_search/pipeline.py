@@ -6,9 +6,13 @@ assets, the compiler's related pages, the golden set and the benchmarks.
     1. request   SearchRequest (hippo_search/envelope.py): a validated query, filters and mode
     2. lanes     lexical_lane (BM25 top-k) and semantic_lane (Chroma), the filters applied while drawing;
                  the semantic lane runs only when the query embedder is the one the index was built with
-    3. fusion    fuse_lanes: one candidate list from the two lanes (the math is in hippo_core/ranking.py)
+    3. fusion    fuse_lanes: one candidate list from the two lanes (the math is in hippo_core/ranking.py;
+                 per-query lane weights in hippo_core/adaptive_fusion.py); semantic-only hits under the
+                 solo-match floor stay in the list as weak candidates, after all the others
     4. sections  rank_sections: governance × freshness × features, best chunk per section, one section per
-                 document
+                 document; weak hits after every hit that cleared the floor
+    4b. rerank   rerank_hits (off unless HIPPO_RERANK_URL): the top N re-scored by a cross-encoder; on its
+                 failure the fused order stays and the response says degraded, with the reason
     5. envelope  SearchResponse: status (ok, degraded with its reason, empty), the knowledge gap, the hits
 
 The lanes are plain functions over an index and a store, so the benches in `eval/` run the product's own
@@ -30,6 +34,7 @@ import numpy as np
 import polars as pl
 
 from hippo_core import frontmatter
+from hippo_core.adaptive_fusion import FusionModel, fuse_with_weak, lane_signals, load_model
 from hippo_core.bm25 import BM25Index
 from hippo_core.calibration import load_calibration
 from hippo_core.chunking import split_sections
@@ -40,15 +45,25 @@ from hippo_core.ranking import (
     alias_named,
     feature_multiplier,
     freshness_multiplier,
-    fuse,
     governance_multiplier,
     snippet,
 )
+from hippo_core.rerank import reorder
 from hippo_core.settings import HippoSettings
 from hippo_core.text_input import decode_utf8, validate_path_prefix
 from hippo_core.tokenize import Tokenizer, TokenizerConfig, is_bigram
-from hippo_resources import Embedder, EmbedderError, Ledger, LexicalStore, Vault, VectorStore, build_resources
+from hippo_resources import (
+    Embedder,
+    EmbedderError,
+    Ledger,
+    LexicalStore,
+    Reranker,
+    Vault,
+    VectorStore,
+    build_resources,
+)
 from hippo_search.envelope import SearchHit, SearchRequest, SearchResponse, Section
+from hippo_search.table import Masks, Rows, term_hits
 
 Ranked = list[tuple[str, float]]
 """A lane's result: (chunk id, score) best first; BM25 scores for the lexical lane, cosine for the semantic."""
@@ -98,7 +113,12 @@ def open_engine(settings: HippoSettings, log: bool = True) -> SearchEngine:
     query log and the gap radar out of the ledger (benchmarks are not a person's questions)."""
     res = build_resources(settings)
     return engine_from_resources(
-        res.lexical_store, res.vector_store, res.embedder, res.vault, res.ledger if log else None
+        res.lexical_store,
+        res.vector_store,
+        res.embedder,
+        res.vault,
+        res.ledger if log else None,
+        res.reranker,
     )
 
 
@@ -108,6 +128,7 @@ def engine_from_resources(
     embedder: Embedder,
     vault: Vault | None = None,
     ledger: Ledger | None = None,
+    reranker: Reranker | None = None,
 ) -> SearchEngine:
     """The engine over given resources (Dagster assets hold resources, not settings)."""
     tuning = load_tuning(embedder)
@@ -117,6 +138,7 @@ def engine_from_resources(
         embedder=embedder,
         vault=vault,
         ledger=ledger,
+        reranker=reranker,
         params=tuning.ranking,
         evidence_params=tuning.evidence,
         calibration_status=tuning.calibration,
@@ -131,14 +153,11 @@ class Snapshot:
     embed_model: str | None  # the embedder that made this generation's vectors (from its manifest)
     index: BM25Index
     table: pl.DataFrame
-    rows: list[dict[str, Any]]
+    rows: Rows  # row views over `table`'s columns (hippo_search/table.py), not a dict per row
     ids: list[str]  # chunk id of each BM25 row
     row_of: dict[str, int]
-    lane: np.ndarray
-    status: np.ndarray
-    path: np.ndarray
+    masks: Masks  # filter masks per distinct filter
     collection: Any  # None when the vector store could not be opened (see vector_error)
-    row_terms: Any  # CSR docs × terms: which query terms each chunk contains
     title_tokens: dict[str, list[str]]
     vector_error: str | None = None
     pending_vectors: int = 0  # chunks of this generation indexed by keyword only (the embedder was down)
@@ -155,9 +174,8 @@ def load_snapshot(
         )
     index, table = lexical_store.load(manifest["generation"])
     collection, vector_error = open_vectors(vector_store)
-    rows = table.to_dicts()
-    ids = [r["chunk_id"] for r in rows]
-    empty = np.array([], dtype=object)
+    rows = Rows(table)
+    ids = rows.column("chunk_id") if table.height else []
     return Snapshot(
         generation=manifest["generation"],
         embed_model=manifest.get("embed_model"),
@@ -166,11 +184,8 @@ def load_snapshot(
         rows=rows,
         ids=ids,
         row_of={cid: i for i, cid in enumerate(ids)},
-        lane=table["lane"].to_numpy() if table.height else empty,
-        status=table["status"].to_numpy() if table.height else empty,
-        path=table["path"].to_numpy() if table.height else empty,
+        masks=Masks(table),
         collection=collection,
-        row_terms=index.weights.tocsr(),
         title_tokens={},
         vector_error=vector_error,
         pending_vectors=int(manifest.get("pending_vectors") or 0),
@@ -193,13 +208,14 @@ def same_generation(snap: Snapshot, hits: Ranked) -> Ranked:
     hits = [(cid, sim) for cid, sim in hits if cid in snap.row_of]
     if not hits:
         return hits
+    if "embed_hash" not in snap.table.columns:
+        return hits
+    hashes = snap.rows.column("embed_hash")
     got = snap.collection.get(ids=[cid for cid, _ in hits], include=["metadatas"])
     stored = {
         cid: (m or {}).get("embed_hash") for cid, m in zip(got["ids"], got["metadatas"] or [], strict=False)
     }
-    return [
-        (cid, sim) for cid, sim in hits if stored.get(cid) == snap.rows[snap.row_of[cid]].get("embed_hash")
-    ]
+    return [(cid, sim) for cid, sim in hits if stored.get(cid) == hashes[snap.row_of[cid]]]
 
 
 # --- 2. lanes --------------------------------------------------------------------------------------------
@@ -225,22 +241,30 @@ def semantic_lane(
     vector: np.ndarray,
     pool: int,
     where: dict[str, Any] | None = None,
+    keep: Callable[[str], bool] | None = None,
+    total: int | None = None,
+    allowed: int | None = None,
 ) -> Ranked:
-    """Chroma's nearest `pool` chunks to a query vector; `where` filters inside the search, not after it."""
-    return vector_store.query(vector, pool, where=where, collection=collection)
+    """Chroma's nearest `pool` chunks to a query vector that pass the filter.
+
+    With `keep` (the filter as a predicate on chunk ids) Chroma searches unfiltered and the filter runs
+    in memory over a few more results than needed; `where`, the same filter as a Chroma clause, is then
+    only the fallback for a filter that keeps few chunks (`allowed` of `total`). Chroma's own filter
+    reads the metadata of every row (~195 ms at 100k chunks). Without `keep`, `where` filters in Chroma.
+    """
+    if keep is None:
+        return vector_store.query(vector, pool, where=where, collection=collection)
+    return vector_store.nearest(
+        vector, pool, keep, where=where, total=total, allowed=allowed, collection=collection
+    )
 
 
 def lexical_mask(snap: Snapshot, request: SearchRequest, params: RankingParams) -> np.ndarray:
-    """The rows the request may return (status, lanes, tool output, path prefix), for the lexical lane."""
-    mask = ~np.isin(snap.status, list(params.excluded_statuses))
-    if request.lanes:
-        mask &= np.isin(snap.lane, request.lanes)
-    if not request.include_tool_output and "role" in snap.table.columns:
-        mask &= (snap.table["role"] != "tool").fill_null(True).to_numpy()
-    if request.path_prefix:
-        prefix = request.path_prefix.rstrip("/")
-        mask &= np.array([p == prefix or p.startswith(prefix + "/") for p in snap.path], dtype=bool)
-    return mask
+    """The rows the request may return (status, lanes, tool output, path prefix), for both lanes; read-only,
+    computed once per distinct filter and snapshot."""
+    return snap.masks.get(
+        params.excluded_statuses, request.lanes, request.include_tool_output, request.path_prefix
+    )
 
 
 def semantic_filter(
@@ -268,10 +292,36 @@ def embedder_mismatch(snap: Snapshot, embedder: Embedder) -> str | None:
 
 
 # --- 3. fusion -------------------------------------------------------------------------------------------
-def fuse_lanes(lexical: Ranked, semantic: Ranked, params: RankingParams) -> list[Candidate]:
-    """The fusion stage: the two lanes' lists into one candidate list, best first (semantic-only hits must
-    clear the solo-match floor). One function, so another fusion can replace it in one place."""
-    return fuse(lexical, semantic, params)
+_MODEL: list[FusionModel] = []
+
+
+def fusion_model() -> FusionModel:
+    """The shipped adaptive-fusion weights (hippo_core/adaptive_fusion.json), read once."""
+    if not _MODEL:
+        _MODEL.append(load_model())
+    return _MODEL[0]
+
+
+def fuse_lanes(
+    lexical: Ranked,
+    semantic: Ranked,
+    params: RankingParams,
+    query: str = "",
+    model: FusionModel | None = None,
+) -> list[Candidate]:
+    """The fusion stage: the two lanes' lists into one candidate list, best first. Semantic-only hits under
+    the solo-match floor come last, marked `weak` (best similarity first): a far neighbour is no evidence,
+    but across languages it is often the only one. `fusion: "adaptive"` decides the lexical share per query
+    from the lanes' signals. One function, so another fusion can replace it in one place."""
+    if params.fusion == "adaptive":
+        share = (model or fusion_model()).share(lane_signals(query, lexical, semantic))
+        params = params.model_copy(update={"fusion": "convex", "lexical_share": share})
+    kept, weak = fuse_with_weak(lexical, semantic, params)
+    if not params.weak_hits:
+        return kept
+    for c in weak:
+        c.weak = True
+    return kept + weak
 
 
 # --- 4. sections -----------------------------------------------------------------------------------------
@@ -286,13 +336,40 @@ def rank_sections(
     today: dt.date,
 ) -> list[SearchHit]:
     """Score chunks (fused × governance × freshness × features), keep the best chunk of each section,
-    and optionally one section per document: the one that covers most of the query."""
+    and optionally one section per document: the one that covers most of the query. Weak candidates are
+    ranked among themselves and listed after every other hit (never a second section of a listed document)."""
+    strong = [c for c in candidates if not c.weak]
+    weak = [c for c in candidates if c.weak]
+    hits = _rank_sections(snap, strong, params, q_tokens, query, limit, tokenizer, today)
+    if weak and len(hits) < limit:
+        taken = {h.anchor for h in hits} | {h.path for h in hits if h.lane != "conversations"}
+        more = _rank_sections(snap, weak, params, q_tokens, query, limit, tokenizer, today)
+        hits += [
+            h.model_copy(update={"weak": True})
+            for h in more
+            if h.anchor not in taken and (h.lane == "conversations" or h.path not in taken)
+        ][: limit - len(hits)]
+    return hits
+
+
+def _rank_sections(
+    snap: Snapshot,
+    candidates: list[Candidate],
+    params: RankingParams,
+    q_tokens: list[str],
+    query: str,
+    limit: int,
+    tokenizer: Tokenizer,
+    today: dt.date,
+) -> list[SearchHit]:
     q_terms = content_terms(q_tokens)
     q_cols = [snap.index.vocab[t] for t in q_terms if t in snap.index.vocab]
     norm_query = normalize_query(query)
-    best: dict[str, tuple[float, Candidate, dict[str, Any], float]] = {}
-    for cand in candidates:
-        idx = snap.row_of[cand.chunk_id]
+    cand_rows = np.array([snap.row_of[c.chunk_id] for c in candidates], dtype=np.int64)
+    hits_per_row = term_hits(snap.index, cand_rows, q_cols) if q_cols and q_terms else None
+    best: dict[str, tuple[float, Candidate, Any, float]] = {}
+    for k, cand in enumerate(candidates):
+        idx = int(cand_rows[k])
         row = snap.rows[idx]
         title_cov = coverage(q_terms, _title_tokens(snap, row, tokenizer)) if params.title_boost else 0.0
         score = (
@@ -301,13 +378,13 @@ def rank_sections(
             * freshness_multiplier(row["updated"], today, params)
             * feature_multiplier(title_cov, alias_named(norm_query, row["aliases"]), params)
         )
-        cov = snap.row_terms[idx, q_cols].count_nonzero() / len(q_terms) if q_cols and q_terms else 0.0
+        cov = int(hits_per_row[k]) / len(q_terms) if hits_per_row is not None else 0.0
         prev = best.get(row["anchor"])
         if prev is None or score > prev[0]:
             best[row["anchor"]] = (score, cand, row, cov)
     picked = list(best.values())
     if params.one_section_per_document:
-        by_doc: dict[str, list[tuple[float, Candidate, dict[str, Any], float]]] = {}
+        by_doc: dict[str, list[tuple[float, Candidate, Any, float]]] = {}
         for item in picked:
             # A conversation is a stream of turns, not one document: each message/segment stands alone.
             key = item[2]["anchor"] if item[2]["lane"] == "conversations" else item[2]["path"]
@@ -349,6 +426,22 @@ def rank_sections(
     ]
 
 
+# --- 4b. rerank -------------------------------------------------------------------------------------------
+def rerank_hits(
+    reranker: Reranker, snap: Snapshot, query: str, hits: list[SearchHit]
+) -> tuple[list[SearchHit], str | None]:
+    """The top N hits that cleared the floor, re-scored by the reranker (weak hits stay last); on a failure
+    the fused order and the reason."""
+    head = [h for h in hits if not h.weak][: reranker.top_n]
+    if not head:
+        return hits, None
+    texts = [snap.rows[snap.row_of[h.chunk_id]]["text"] for h in head]
+    outcome = reranker.rerank(query, texts)
+    if outcome.status != "ok" or outcome.scores is None:
+        return hits, outcome.reason or "reranker unavailable: fused order"
+    return reorder(head, outcome.scores) + hits[len(head) :], None
+
+
 def _title_tokens(snap: Snapshot, row: dict[str, Any], tokenizer: Tokenizer) -> list[str]:
     key = f"{row['title']}\n{row['heading'] or ''}"
     if key not in snap.title_tokens:
@@ -371,7 +464,9 @@ class SearchEngine:
         evidence_params: EvidenceParams | None = None,
         today: Callable[[], dt.date] = dt.date.today,
         calibration_status: str = "not loaded",
+        reranker: Reranker | None = None,
     ) -> None:
+        self.reranker = reranker
         self.lexical_store = lexical_store
         self.vector_store = vector_store
         self.embedder = embedder
@@ -412,13 +507,14 @@ class SearchEngine:
         # 2. lanes
         lexical: Ranked = []
         semantic: Ranked = []
+        mask = lexical_mask(snap, request, params)
         if request.mode in ("hybrid", "lexical"):
             lexical = lexical_lane(
                 snap.index,
                 snap.ids,
                 q_tokens,
                 params.lexical_pool,
-                allowed=lexical_mask(snap, request, params),
+                allowed=mask,
                 bigram_weight=params.bigram_weight,
             )
         if request.mode in ("hybrid", "semantic"):
@@ -427,7 +523,7 @@ class SearchEngine:
                 status = "degraded"
             else:
                 try:
-                    semantic = self._semantic(snap, request, params)
+                    semantic = self._semantic(snap, request, params, mask)
                 except (EmbedderError, VectorStoreUnavailable) as exc:
                     status, reason = "degraded", f"semantic lane unavailable, lexical results only: {exc}"
                 if reason is None and snap.pending_vectors:
@@ -436,29 +532,54 @@ class SearchEngine:
         if request.mode == "semantic":
             params = params.model_copy(update={"semantic_floor": -1.0, "semantic_margin": 0.0})
         # 3. fusion
-        candidates = fuse_lanes(lexical, semantic, params)
+        candidates = fuse_lanes(lexical, semantic, params, request.query)
         # 4. sections
+        rerank = self.reranker is not None and self.reranker.enabled
+        depth = max(request.limit, self.reranker.top_n) if rerank and self.reranker else request.limit
         hits = rank_sections(
-            snap, candidates, params, q_tokens, request.query, request.limit, self.tokenizer, self.today()
+            snap, candidates, params, q_tokens, request.query, depth, self.tokenizer, self.today()
         )
+        # 4b. rerank
+        if rerank and self.reranker is not None:
+            hits, why = rerank_hits(self.reranker, snap, request.query, hits)
+            if why:
+                reason = why if status == "ok" else f"{reason}; {why}"
+                status = "degraded"
+        hits = hits[: request.limit]
         # 5. envelope
         return self._envelope(snap, request, status, reason, hits, log)
 
-    def _semantic(self, snap: Snapshot, request: SearchRequest, params: RankingParams) -> Ranked:
+    def _semantic(
+        self, snap: Snapshot, request: SearchRequest, params: RankingParams, mask: np.ndarray
+    ) -> Ranked:
         allowed_paths = None
         if request.path_prefix:
-            prefix = request.path_prefix.rstrip("/")
-            allowed_paths = sorted(
-                {p for p in snap.path.tolist() if p == prefix or p.startswith(prefix + "/")}
-            )
-        if allowed_paths == [] or not snap.rows:
+            paths = snap.rows.column("path")
+            allowed_paths = sorted({paths[i] for i in np.flatnonzero(mask).tolist()})
+        allowed = int(mask.sum())
+        if allowed_paths == [] or not allowed:
             return []
         if snap.collection is None:
             raise VectorStoreUnavailable(f"the vector store cannot be opened: {snap.vector_error}")
         vector = self.embedder.embed_query(request.query)
         where = semantic_filter(request, params, allowed_paths)
+        row_of = snap.row_of
+
+        def keep(cid: str) -> bool:
+            row = row_of.get(cid)  # a vector the generation does not know (newer, or removed) is skipped
+            return row is not None and bool(mask[row])
+
         try:
-            hits = semantic_lane(self.vector_store, snap.collection, vector, params.semantic_pool, where)
+            hits = semantic_lane(
+                self.vector_store,
+                snap.collection,
+                vector,
+                params.semantic_pool,
+                where,
+                keep=keep,
+                total=len(snap.ids),
+                allowed=allowed,
+            )
             return same_generation(snap, hits)
         except Exception as exc:  # noqa: BLE001 - chromadb raises InternalError & co. while a run rewrites it
             raise VectorStoreUnavailable(
@@ -474,10 +595,12 @@ class SearchEngine:
         hits: list[SearchHit],
         log: bool,
     ) -> SearchResponse:
-        if not hits and status == "ok":
-            status = "empty"
+        if all(h.weak for h in hits) and status == "ok":
+            status = "empty"  # nothing cleared the floor: weak hits may be listed, but nothing answers
         evidence = [
-            Evidence(anchor=h.anchor, coverage=h.coverage, semantic_similarity=h.semantic_similarity)
+            Evidence(
+                anchor=h.anchor, coverage=h.coverage, semantic_similarity=h.semantic_similarity, weak=h.weak
+            )
             for h in hits
         ]
         # A miss is a gap only when the whole vault was searched by both lanes.

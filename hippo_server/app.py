@@ -32,7 +32,9 @@ from hippo_search.envelope import (
 from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine, open_engine
 from hippo_server.conversations import ConversationMemory, register_routes
 from hippo_server.mcp_tools import build_mcp
+from hippo_server.mcp_work import WorkServices
 from hippo_server.schemas import printable, request_error_message
+from hippo_server.work_routes import register_work_routes
 
 MAX_BODY_BYTES = 16 * 1024
 MAX_JSON_DEPTH = 64  # far above any request the API takes; json.loads overflows near 1,000
@@ -170,7 +172,8 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     """Build the librarian app. Pass `engine` to serve stores other than the settings' (tests)."""
     engine = engine or open_engine(settings)
     memory = ConversationMemory(settings.chunks_dir, engine.vault)
-    mcp = build_mcp(engine, memory)
+    work = WorkServices.from_settings(settings, engine.vault, engine.embedder)  # type: ignore[arg-type]
+    mcp = build_mcp(engine, memory, work)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "testserver", f"{settings.host}:*"],
@@ -277,5 +280,6 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
             return error(404, "not_found", f"no readable document at {ref!r} ({type(exc).__name__})")
 
     register_routes(app, memory)  # /api/v1/conversations, /api/v1/captures
+    register_work_routes(app, work)  # /api/v1/work/
     app.mount("/", mcp_app)
     return app

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import polars as pl
 from fastapi import FastAPI
@@ -192,6 +192,11 @@ def register_routes(app: FastAPI, memory: ConversationMemory) -> None:
         return JSONResponse(status_code=201, content=out)
 
 
+def d(text: str) -> Any:
+    """A tool parameter's description, for the MCP schema."""
+    return Field(description=text)
+
+
 def register_tools(mcp: Any, memory: ConversationMemory) -> None:
     """MCP tools over conversation memory; `hippo_capture_session` is the librarian's only vault write."""
     import anyio
@@ -203,7 +208,12 @@ def register_tools(mcp: Any, memory: ConversationMemory) -> None:
     )
 
     @mcp.tool(annotations=read_only)
-    async def hippo_list_recent_conversations(days: int = 7, project: str | None = None) -> dict[str, Any]:
+    async def hippo_list_recent_conversations(
+        days: Annotated[int, d("Conversations active in the last this many days.")] = 7,
+        project: Annotated[
+            str | None, d("Only this project's conversations (its folder or repo name).")
+        ] = None,
+    ) -> dict[str, Any]:
         """Agent conversations (Claude Code, Codex, ChatGPT, claude.ai) active in the last `days` days,
         newest first, optionally for one project. Use hippo_get_conversation to read one."""
         try:
@@ -213,7 +223,11 @@ def register_tools(mcp: Any, memory: ConversationMemory) -> None:
 
     @mcp.tool(annotations=read_only)
     async def hippo_get_conversation(
-        conversation_id: str, around: int | None = None, window: int = 10
+        conversation_id: Annotated[str, d("The conversation's id (from a search hit's anchor or the list).")],
+        around: Annotated[
+            int | None, d("Message position to centre on (the #m<position> of an anchor).")
+        ] = None,
+        window: Annotated[int, d("Messages either side of `around`.")] = 10,
     ) -> dict[str, Any]:
         """Messages of one conversation: all of them, or `window` messages either side of position `around`
         (a search hit's anchor `conversations/<id>#m<position>` gives both)."""
@@ -224,11 +238,14 @@ def register_tools(mcp: Any, memory: ConversationMemory) -> None:
 
     @mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False))
     async def hippo_capture_session(
-        title: str, summary: str, kind: str = "session", project: str | None = None
+        title: Annotated[str, d("A short title for the note.")],
+        summary: Annotated[str, d(f"What the session learned, Markdown, at most {MAX_SUMMARY_BYTES} bytes.")],
+        kind: Annotated[CaptureKind, d("What kind of note this is.")] = "session",
+        project: Annotated[str | None, d("The project it belongs to.")] = None,
     ) -> dict[str, Any]:
         """Save what this session learned (a debugging result, a decision, a how-to) as a DRAFT note in the
-        vault inbox; a human approves it before it becomes canonical. Kinds: debugging, decision, howto,
-        finding, session. Never include credentials: a capture with secrets is refused."""
+        vault inbox; a human approves it before it becomes canonical. Never include credentials: a capture
+        with secrets is refused."""
         try:
             request = CaptureRequest(title=title, summary=summary, kind=kind, project=project)  # type: ignore[arg-type]
             return await anyio.to_thread.run_sync(memory.capture, request)

@@ -15,6 +15,7 @@ from hippo_search.bundle import build_bundle, record_feedback
 from hippo_search.envelope import SearchRequest, validation_message
 from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine
 from hippo_server.conversations import ConversationMemory, register_tools
+from hippo_server.mcp_work import WorkServices, register_work_tools
 
 INSTRUCTIONS = (
     "Hippocampus is the user's personal knowledge vault (Korean and English). Use hippo_search to find "
@@ -26,7 +27,9 @@ READ_ONLY = ToolAnnotations(
 )
 
 
-def build_mcp(engine: SearchEngine, memory: ConversationMemory | None = None) -> MCPServer:
+def build_mcp(
+    engine: SearchEngine, memory: ConversationMemory | None = None, work: WorkServices | None = None
+) -> MCPServer:
     mcp = MCPServer(name="hippocampus", instructions=INSTRUCTIONS, log_level="WARNING")
 
     @mcp.tool(annotations=READ_ONLY)
@@ -92,4 +95,6 @@ def build_mcp(engine: SearchEngine, memory: ConversationMemory | None = None) ->
 
     if memory is not None:
         register_tools(mcp, memory)  # conversation memory and session capture
+    if work is not None:
+        register_work_tools(mcp, work, engine)  # work memory and the ghost layer (hippo_server/mcp_work.py)
     return mcp

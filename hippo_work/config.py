@@ -1,14 +1,17 @@
-"""The limits of the work-memory and ghost tools. The lead folds these into the settings object; the
-environment names they will have are in `ENV_NAMES`."""
+"""The limits of the work-memory and ghost tools. The ones a person may want to change are settings
+(`HIPPO_RESUME_BUDGET`, `HIPPO_GHOST_HALF_LIFE_DAYS` in `HippoSettings`); the rest are protocol limits."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
 from hippo_core.ghost import DEFAULT_HALF_LIFE_DAYS
 from hippo_core.work_memory import DEFAULT_RESUME_BUDGET
+
+if TYPE_CHECKING:
+    from hippo_core.settings import HippoSettings
 
 
 class WorkLimits(BaseModel):
@@ -25,21 +28,7 @@ class WorkLimits(BaseModel):
     ghost_results: int = Field(default=5, ge=1, le=50)
 
 
-ENV_NAMES: dict[str, str] = {
-    "resume_budget": "HIPPO_RESUME_BUDGET",
-    "resume_sessions": "HIPPO_RESUME_SESSIONS",
-    "checkpoint_max_bytes": "HIPPO_CHECKPOINT_MAX_BYTES",
-    "worklog_max_bytes": "HIPPO_WORKLOG_MAX_BYTES",
-    "handoff_max_bytes": "HIPPO_HANDOFF_MAX_BYTES",
-    "memory_max_bytes": "HIPPO_MEMORY_MAX_BYTES",
-    "sync_page": "HIPPO_SYNC_PAGE",
-    "sync_page_max": "HIPPO_SYNC_PAGE_MAX",
-    "unseen_max": "HIPPO_UNSEEN_MAX",
-    "ghost_half_life_days": "HIPPO_GHOST_HALF_LIFE_DAYS",
-    "ghost_results": "HIPPO_GHOST_RESULTS",
-}
-
-
-def limits_from_env(env: Mapping[str, str]) -> WorkLimits:
-    """Until the settings object carries these: read the names above from an environment mapping."""
-    return WorkLimits.model_validate({f: env[v] for f, v in ENV_NAMES.items() if env.get(v)})
+def limits_from_settings(settings: HippoSettings) -> WorkLimits:
+    return WorkLimits(
+        resume_budget=settings.resume_budget, ghost_half_life_days=settings.ghost_half_life_days
+    )

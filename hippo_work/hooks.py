@@ -19,15 +19,15 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import subprocess
 import sys
 from collections import deque
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from pydantic import BaseModel, ConfigDict
 
-from hippo_core.conversations import Message, parse_claude_code, parse_codex_session
 from hippo_core.scanners import find_injections
 from hippo_core.scrub import scrub
 from hippo_core.work_memory import (
@@ -37,10 +37,11 @@ from hippo_core.work_memory import (
     truncate_utf8,
     validate_project,
 )
-from hippo_resources.vault import Vault
-from hippo_resources.work_store import WorkStore
-from hippo_work.config import limits_from_env
-from hippo_work.service import WorkMemory
+
+if TYPE_CHECKING:
+    from hippo_core.conversations import Message
+    from hippo_core.settings import HippoSettings
+    from hippo_work.service import WorkMemory
 
 AGENTS = ("claude-code", "codex")
 MAX_STDIN_BYTES = 1024 * 1024
@@ -127,6 +128,8 @@ def _is_request(m: Message) -> bool:
 
 def transcript_summary(path: Path, fmt: str = "claude_code") -> str | None:
     """First request and last reply of a transcript (JSONL), read from its head and tail only."""
+    from hippo_core.conversations import parse_claude_code, parse_codex_session  # SessionEnd only
+
     parse = (
         (lambda lines: parse_claude_code(lines, "hook", None, str(path)))
         if fmt == "claude_code"
@@ -142,6 +145,50 @@ def transcript_summary(path: Path, fmt: str = "claude_code") -> str | None:
     if first is None and last is None:
         return None
     return summary_text(first.text if first else None, last.text if last else None)
+
+
+EXCERPT_MAX_BYTES = 16 * 1024
+LLM_SUMMARY_EVENT = "session-end-llm"
+
+
+def transcript_excerpt(path: Path, fmt: str = "claude_code") -> str:
+    """The conversation (no tool traffic) from the transcript's head and tail, at most 16 KB, for the LLM."""
+    from hippo_core.conversations import parse_claude_code, parse_codex_session
+
+    parse = (
+        (lambda lines: parse_claude_code(lines, "hook", None, str(path)))
+        if fmt == "claude_code"
+        else (lambda lines: parse_codex_session(lines, "hook", str(path)))
+    )
+    seen: set[tuple[str, str]] = set()
+    turns = []
+    for part in (_head_lines(path, TRANSCRIPT_HEAD_LINES), _tail_lines(path, TRANSCRIPT_TAIL_BYTES)):
+        for m in parse(part).messages:
+            key = (m.role, m.text)
+            if m.is_tool or not m.text.strip() or key in seen:
+                continue
+            seen.add(key)
+            turns.append(f"{m.role}: {' '.join(m.text.split())[:2000]}")
+    text = "\n".join(turns)
+    if len(text.encode()) > EXCERPT_MAX_BYTES:  # keep the start and the end, where the decisions are
+        half = EXCERPT_MAX_BYTES // 2
+        text = truncate_utf8(text, half) + "\n[…]\n" + text.encode()[-half:].decode("utf-8", "ignore")
+    return clean_summary(text)
+
+
+def llm_summary(path: Path, llm: object, fmt: str = "claude_code") -> str:
+    """The model's summary of a transcript (`LLM.structured`), scrubbed like the extractive one."""
+    from hippo_core.work_memory import (
+        SESSION_SUMMARY_SYSTEM,
+        SessionSummary,
+        session_summary_prompt,
+        session_summary_text,
+    )
+
+    result, _ = llm.structured(  # type: ignore[attr-defined]
+        SessionSummary, SESSION_SUMMARY_SYSTEM, session_summary_prompt(transcript_excerpt(path, fmt))
+    )
+    return truncate_utf8(clean_summary(session_summary_text(result)), 6 * 1024)
 
 
 def summary_text(asked: str | None, reply: str | None) -> str:
@@ -170,24 +217,55 @@ def session_start_output(context: str) -> str:
     )
 
 
-# --- wiring (the lead replaces `service_from_env` with the settings object) ----------------------------
+# --- wiring ----------------------------------------------------------------------------------------
+def settings_for(env: Mapping[str, str]) -> HippoSettings:
+    from hippo_core.settings import HippoSettings
+
+    return HippoSettings.from_env(env)
+
+
 def hippo_home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HIPPO_HOME") or Path.home() / ".hippo").expanduser()
+    """Where the hook log goes: HIPPO_HOME from the settings (the default home when they do not parse)."""
+    from hippo_core.settings import HippoSettings
+
+    try:
+        return settings_for(env).home.expanduser()
+    except Exception:  # noqa: BLE001 - a bad setting must still leave a log line
+        return HippoSettings().home
 
 
 def service_from_env(env: Mapping[str, str]) -> WorkMemory:
-    home = hippo_home(env)
-    store = WorkStore(
-        path=str(home / "work.sqlite"),
-        pg_dsn=env.get("HIPPO_PG_DSN") or None,
-        pg_schema=env.get("HIPPO_WORK_PG_SCHEMA") or "hippo_work",
+    from hippo_work.wiring import hook_work_memory
+
+    return hook_work_memory(settings_for(env))
+
+
+def start_background(agent: str, env: Mapping[str, str], summarize: list[str]) -> str:
+    """Start the slow part of SessionEnd detached, so the agent does not wait: the LLM summary when an
+    ANTHROPIC_API_KEY is set (`summarize` = project, session id, transcript) and `hippo ingest <agent>`
+    (incremental: dlt keeps each log's byte offset) unless HIPPO_HOOK_INGEST is off. Output goes to
+    logs/hook-ingest.log."""
+    settings = settings_for(env)
+    args = [
+        *(["--ingest"] if settings.hook_ingest else []),
+        *(["--summarize", *summarize] if settings.anthropic_api_key else []),
+    ]
+    if not args:
+        return "no background work (ingest off, no LLM key)"
+    log_path = settings.home.expanduser() / "logs" / "hook-ingest.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as out:
+        proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+            [sys.executable, "-m", "hippo_work.background", agent, *args],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=out, env=dict(env), start_new_session=True,
+        )  # fmt: skip
+    what = " and ".join(
+        w for w, on in (("ingest", "--ingest" in args), ("LLM summary", "--summarize" in args)) if on
     )
-    vault_root = env.get("HIPPO_VAULT")
-    vault = Vault(root=vault_root) if vault_root and Path(vault_root).expanduser().is_dir() else None
-    return WorkMemory(store, vault, limits_from_env(env))
+    return f"{what} started (pid {proc.pid})"
 
 
-ServiceFactory = Callable[[Mapping[str, str]], WorkMemory]
+ServiceFactory = Callable[[Mapping[str, str]], "WorkMemory"]
 
 
 def handle(
@@ -198,7 +276,7 @@ def handle(
     project: str | None = None,
 ) -> tuple[str, str]:
     """Run one hook event; returns (stdout, what happened for the log). Raises on any problem."""
-    override = project or env.get("HIPPO_PROJECT") or None
+    override = project or settings_for(env).project or None
     event = payload.hook_event_name
     if event == "SessionStart":
         slug = project_for(payload.cwd, override)
@@ -224,7 +302,12 @@ def handle(
         result = memory.checkpoint(
             slug, "conversation", summary, payload.session_id, "session-end", agent=agent
         )
-        return "", f"checkpoint {slug} seq {result.seq}{' (resend)' if result.duplicate else ''}"
+        what = f"checkpoint {slug} seq {result.seq}{' (resend)' if result.duplicate else ''}"
+        try:
+            what += "; " + start_background(agent, env, [slug, payload.session_id, str(path)])
+        except Exception as exc:  # noqa: BLE001 - the checkpoint is kept; the next session ingests
+            what += f"; background work not started: {exc}"
+        return "", what
     return "", f"ignored event {event!r}"
 
 
@@ -246,7 +329,7 @@ def handle_codex_notify(
     if not summary:
         return "empty turn"
     slug = project_for(
-        data.get("cwd") if isinstance(data.get("cwd"), str) else None, project or env.get("HIPPO_PROJECT")
+        data.get("cwd") if isinstance(data.get("cwd"), str) else None, project or settings_for(env).project
     )
     result = make(env).checkpoint(slug, "conversation", summary, thread, f"turn-{turn}", agent="codex")
     return f"checkpoint {slug} seq {result.seq}{' (resend)' if result.duplicate else ''}"

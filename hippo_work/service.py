@@ -11,6 +11,7 @@ import fcntl
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -43,9 +44,11 @@ from hippo_core.work_memory import (
     verbose_only,
     worklog_line,
 )
-from hippo_resources.vault import Vault, VaultError
-from hippo_resources.work_store import WorkStore
 from hippo_work.config import WorkLimits
+
+if TYPE_CHECKING:
+    from hippo_resources.vault import Vault
+    from hippo_resources.work_feed import WorkFeed
 
 Clock = Callable[[], dt.datetime]
 
@@ -109,7 +112,7 @@ class WorkMemory:
 
     def __init__(
         self,
-        store: WorkStore,
+        store: WorkFeed,
         vault: Vault | None = None,
         limits: WorkLimits | None = None,
         clock: Clock = utc_now,
@@ -253,5 +256,5 @@ class WorkMemory:
             if not self.vault.exists(rel):
                 return None
             return decode_utf8(self.vault.read_bytes(rel), rel)
-        except (BadTextError, VaultError) as exc:
+        except (BadTextError, RuntimeError, OSError) as exc:  # VaultError is a RuntimeError
             raise Refused(f"{rel} cannot be read: {exc}", "bad_field") from None

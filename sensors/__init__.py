@@ -1,1 +1,2 @@
-"""Sensors, one file per domain: the inbox (ingest), new source copies (compile), ticked approvals (publish)."""
+"""Sensors, one file per domain: the inbox (ingest), edited notes (index), new source copies (compile),
+ticked approvals (publish)."""

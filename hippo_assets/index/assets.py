@@ -3,6 +3,7 @@
 # No `from __future__ import annotations` here: Dagster reads the Config and resource
 # annotations of asset functions at definition time and cannot resolve them from strings.
 
+import hashlib
 import time
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,8 @@ from expectations import check_result, suites
 from hippo_assets.index import GROUP
 from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
 from hippo_assets.ingest.assets import sources
-from hippo_core.bm25 import BM25Index, BM25Params
+from hippo_core import documents, fingerprints, frontmatter, text_input, vault_layout
+from hippo_core.bm25 import BM25Index, BM25Params, TermCounts
 from hippo_core.chunking import ChunkParams
 from hippo_core.documents import Document, check_removal, chunk_rows, parse_document
 from hippo_core.frontmatter import FrontmatterError
@@ -44,6 +46,7 @@ from hippo_resources.chunk_store import (
     PENDING_SCHEMA,
     CorruptTableError,
 )
+from hippo_resources.scan_cache import ScanCache
 from hippo_resources.vector_store import VectorStoreCorrupt
 
 
@@ -52,29 +55,42 @@ from hippo_resources.vector_store import VectorStoreCorrupt
     kinds={"markdown", "parquet"},
     deps=[sources],
     description="Every Markdown file outside 30-reviews, 90-system and the inbox, parsed against the "
-    "frontmatter contract. A malformed file is reported in the metadata and skipped, never fatal.",
+    "frontmatter contract. A malformed file is reported in the metadata and skipped, never fatal. Only "
+    "files whose size, mtime or content changed since the last scan are parsed again.",
 )
 def vault_documents(
     context: AssetExecutionContext, vault: Vault, chunk_store: ChunkStore
 ) -> MaterializeResult:
     vault.check_exists()
-    docs = []
-    errors: list[dict[str, str]] = []
-    mismatches: list[dict[str, str]] = []
-    for rel in vault.markdown_files():
-        if not is_indexed(rel):
-            continue
-        try:
-            doc = parse_document(rel, vault.read_bytes(rel))
-        except (BadTextError, FrontmatterError) as exc:
-            errors.append({"path": rel, "error": str(exc)})
-            context.log.warning(f"skipped {rel}: {exc}")
-            continue
-        if doc.sector and doc.sector_declared and doc.sector != doc.sector_declared:
-            mismatches.append({"path": rel, "folder": doc.sector, "frontmatter": doc.sector_declared})
-        docs.append(doc.model_dump())
-    frame = pl.DataFrame(docs, schema=DOCUMENT_SCHEMA)
+    cache = ScanCache(
+        chunk_store.path,
+        _parser_fingerprint(vault),
+        DOCUMENT_SCHEMA,
+        (BadTextError, FrontmatterError),
+    )
+    scan = cache.scan(
+        (rel for rel in vault.markdown_files() if is_indexed(rel)),
+        stat=lambda rel: vault.abs(rel).stat(),
+        read=vault.read_bytes,
+        parse=lambda rel, data: parse_document(rel, data).model_dump(),
+    )
+    bad = scan.table.filter(pl.col("error").is_not_null())
+    errors = [{"path": p, "error": e} for p, e in bad.select("path", "error").iter_rows()]
+    for err in errors:
+        context.log.warning(f"skipped {err['path']}: {err['error']}")
+    frame = scan.table.filter(pl.col("error").is_null()).select(list(DOCUMENT_SCHEMA))
+    mismatches = [
+        {"path": p, "folder": f, "frontmatter": d}
+        for p, f, d in frame.filter(
+            (pl.col("sector").fill_null("") != "")
+            & (pl.col("sector_declared").fill_null("") != "")
+            & (pl.col("sector") != pl.col("sector_declared"))
+        )
+        .select("path", "sector", "sector_declared")
+        .iter_rows()
+    ]
     chunk_store.write(DOCUMENTS, frame)
+    cache.save(scan.table)
     by_status = dict(frame.group_by("status").len().iter_rows()) if frame.height else {}
     return MaterializeResult(
         metadata={
@@ -83,8 +99,20 @@ def vault_documents(
             "malformed_files": MetadataValue.json(errors),
             "sector_mismatches": MetadataValue.json(mismatches),
             "by_status": MetadataValue.json(by_status),
+            "parsed": len(scan.parsed),
+            "unchanged_after_hash": len(scan.rehashed_unchanged),
+            "reused": scan.reused,
         }
     )
+
+
+def _parser_fingerprint(vault: Vault) -> str:
+    """The parsing code, the document schema and the vault root: a cached parse is valid while these hold."""
+    h = hashlib.sha256(str(vault.path.resolve()).encode("utf-8"))
+    h.update(repr(DOCUMENT_SCHEMA).encode("utf-8"))
+    for module in (documents, frontmatter, text_input, vault_layout, fingerprints):
+        h.update(Path(module.__file__ or "").read_bytes())
+    return h.hexdigest()[:16]
 
 
 class ChunksConfig(Config):
@@ -432,7 +460,9 @@ class LexicalConfig(Config):
     kinds={"python", "parquet"},
     deps=[chunks, embeddings],
     description="BM25 over kiwipiepy morphemes, Hangul bigrams and aliases, written as a new generation and "
-    "switched in atomically; it publishes the search generation, so it runs after the vectors are in place.",
+    "switched in atomically; it publishes the search generation, so it runs after the vectors are in place. "
+    "Only new or changed texts are tokenized: the others' term counts come from the live generation, and "
+    "an unchanged chunk table publishes nothing new.",
 )
 def lexical_index(
     context: AssetExecutionContext,
@@ -443,35 +473,83 @@ def lexical_index(
 ) -> MaterializeResult:
     frame = chunk_store.chunks()
     tokenizer = Tokenizer(TokenizerConfig())
+    params = BM25Params(k1=config.k1, b=config.b)
     started = time.monotonic()
-    texts = [
-        f"{row['index_text']}\n{' '.join(row['aliases'] or [])}"
-        for row in frame.select("index_text", "aliases").iter_rows(named=True)
-    ]
-    tokens = tokenizer.tokenize_many(texts)
-    tokenize_s = time.monotonic() - started
-    index = BM25Index.build(tokens, BM25Params(k1=config.k1, b=config.b))
+    texts = lexical_texts(frame)
+    keys = text_keys(texts)
     table = frame.drop("index_text")
+    prev = lexical_store.previous_counts()
+    if prev is not None and (prev.analyzer != tokenizer.fingerprint() or prev.params != params):
+        prev = None  # another analyzer or other parameters: nothing can be reused
+    manifest = lexical_store.manifest() or {}
+    if (
+        prev is not None
+        and np.array_equal(prev.row_keys, keys)
+        and manifest.get("embed_model") == embedder.model_id
+        and lexical_store.load_table(prev.generation).equals(table)
+    ):
+        context.log.info(f"lexical index unchanged; generation {prev.generation} stays live")
+        return MaterializeResult(
+            metadata={
+                "generation": prev.generation,
+                "chunks": frame.height,
+                "vocabulary": prev.n_terms,
+                "tokenized": 0,
+                "reused": frame.height,
+                "unchanged": True,
+                "seconds": round(time.monotonic() - started, 2),
+            }
+        )
+    base = None  # the live generation's counts, rows of unchanged texts are copied from them
+    if prev is not None:
+        try:
+            base = prev.counts
+        except (OSError, ValueError) as exc:
+            context.log.warning(f"previous lexical counts unusable ({exc}); tokenizing everything")
+    key_list = keys.tolist()
+    if base is not None:
+        position = {key: row for row, key in enumerate(prev.row_keys.tolist())}
+        keep = np.fromiter((position.get(k, -1) for k in key_list), dtype=np.int64, count=len(keys))
+    else:
+        keep = np.full(len(keys), -1, dtype=np.int64)
+    fresh = np.flatnonzero(keep < 0).tolist()
+    unique: dict[bytes, int] = {}  # a text repeated in several chunks is tokenized once
+    for i in fresh:
+        unique.setdefault(key_list[i], i)
+    t0 = time.monotonic()
+    tokenized = dict(zip(unique, tokenizer.tokenize_many([texts[i] for i in unique.values()]), strict=True))
+    tokenize_s = time.monotonic() - t0
+    new_tokens = [tokenized[key_list[i]] for i in fresh]
+    counts = base.update(keep, new_tokens) if base is not None else TermCounts.from_tokens(new_tokens)
+    counts = counts.first_seen_order()  # the index's vocabulary order, so they are saved side by side
+    index = BM25Index.from_counts(counts, params, analyzer=tokenizer.fingerprint())
     generation = lexical_store.write_generation(
         index,
         table,
         {
             "chunks": frame.height,
-            "tokenizer": tokenizer.config.fingerprint(),
+            "tokenizer": tokenizer.fingerprint(),
             "embed_model": embedder.model_id,
             "vocabulary": len(index.vocab),
             # `degraded` while chunks wait for vectors (the embedder was unreachable): searchable by keyword
             **_vector_status(chunk_store),
         },
+        counts=counts,
+        row_keys=keys,
     )
-    context.log.info(f"lexical index generation {generation} is live ({frame.height} chunks)")
+    context.log.info(
+        f"lexical index generation {generation} is live ({frame.height} chunks, {len(unique)} tokenized)"
+    )
     return MaterializeResult(
         metadata={
             "generation": generation,
             "chunks": frame.height,
             "vocabulary": len(index.vocab),
+            "tokenized": len(unique),
+            "reused": frame.height - len(fresh),
+            "unchanged": False,
             "tokenize_seconds": round(tokenize_s, 2),
-            "build_seconds": round(time.monotonic() - started - tokenize_s, 2),
+            "seconds": round(time.monotonic() - started, 2),
         }
     )
 
@@ -484,6 +562,21 @@ def _vector_status(chunk_store: ChunkStore) -> dict[str, Any]:
         "degraded_reason": state.get("reason"),
         "pending_vectors": state.get("pending_vectors", 0),
     }
+
+
+def lexical_texts(frame: pl.DataFrame) -> list[str]:
+    """What BM25 indexes per chunk: the index text, then the document's aliases on one line."""
+    return [
+        f"{row['index_text']}\n{' '.join(row['aliases'] or [])}"
+        for row in frame.select("index_text", "aliases").iter_rows(named=True)
+    ]
+
+
+def text_keys(texts: list[str]) -> np.ndarray:
+    """A 128-bit content key per text (BLAKE2b): equal keys, equal tokens."""
+    return np.array(
+        [hashlib.blake2b(t.encode("utf-8"), digest_size=16).digest() for t in texts], dtype="S16"
+    ).reshape(len(texts))
 
 
 @asset_check(

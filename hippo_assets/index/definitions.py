@@ -1,5 +1,5 @@
 """Domain `index`: documents, chunks, embeddings and the lexical index, their checks, `refresh_job` and
-the nightly refresh."""
+the nightly refresh, and the whole-vault sensor."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from hippo_assets.index.assets import (
 from hippo_assets.ingest import GROUP as INGEST
 from hippo_assets.schedules import schedule
 from hippo_core.settings import HippoSettings
+from sensors.vault import build_vault_sensor
 
 ASSETS = [vault_documents, chunks, embeddings, lexical_index]
 # messages_have_vectors checks `embeddings`, so every run that embeds evaluates it (the plain run too).
@@ -39,4 +40,12 @@ def definitions(settings: HippoSettings) -> Definitions:
         settings,
         "Re-index the whole vault every night (catches edits made outside the inbox).",
     )
-    return Definitions(assets=ASSETS, asset_checks=CHECKS, jobs=[refresh_job], schedules=[nightly_refresh])
+    # Edits anywhere in the vault start the index part of refresh_job within a sensor tick.
+    vault_sensor = build_vault_sensor(refresh_job.name, [a.key for a in ASSETS])
+    return Definitions(
+        assets=ASSETS,
+        asset_checks=CHECKS,
+        jobs=[refresh_job],
+        schedules=[nightly_refresh],
+        sensors=[vault_sensor],
+    )

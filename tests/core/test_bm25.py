@@ -170,14 +170,29 @@ def test_top_k_ties_by_doc_index_and_only_positive() -> None:
     assert index.top_k(["x"], 0) == []
 
 
+def is_memory_mapped(arr: np.ndarray) -> bool:
+    while arr is not None:
+        if isinstance(arr, np.memmap):
+            return True
+        arr = arr.base if isinstance(arr, np.ndarray) else None
+    return False
+
+
 def test_save_load_round_trip(tmp_path: Path) -> None:
     rng = np.random.default_rng(11)
     corpus = random_corpus(rng, 150)
     params = BM25Params(k1=1.2, b=0.7, epsilon=0.3)
     index = BM25Index.build(corpus, params, analyzer="abc123")
     index.save(tmp_path / "gen-1")
-    assert {p.name for p in (tmp_path / "gen-1").iterdir()} == {"bm25.npz", "bm25.json"}
+    assert {p.name for p in (tmp_path / "gen-1").iterdir()} == {
+        "bm25.json",
+        "bm25.vocab.json",
+        *(f"bm25.{name}.npy" for name in ("indptr", "indices", "data", "doc_lengths", "idf")),
+    }
     loaded = BM25Index.load(tmp_path / "gen-1")
+    for arr in (loaded.weights.data, loaded.weights.indices, loaded.weights.indptr):
+        assert is_memory_mapped(arr)  # not read in, not copied by scipy
+    assert loaded.weights.indices.dtype == index.weights.indices.dtype
     assert loaded.params == params and loaded.analyzer == "abc123"
     assert loaded.vocab == index.vocab and loaded.n_docs == index.n_docs and loaded.avgdl == index.avgdl
     np.testing.assert_array_equal(loaded.doc_lengths, index.doc_lengths)
@@ -189,7 +204,7 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
 def test_load_rejects_unknown_format(tmp_path: Path) -> None:
     BM25Index.build([["a"]]).save(tmp_path)
     meta = (tmp_path / "bm25.json").read_text(encoding="utf-8")
-    (tmp_path / "bm25.json").write_text(meta.replace('"format_version":1', '"format_version":99'), "utf-8")
+    (tmp_path / "bm25.json").write_text(meta.replace('"format_version":2', '"format_version":99'), "utf-8")
     with pytest.raises(ValueError):
         BM25Index.load(tmp_path)
 

@@ -136,3 +136,46 @@ def test_ctrl_c_stops_every_subprocess(tmp_path: Path) -> None:
     assert len(pids) == 2  # the fake embedder and the first `hippo run`
     assert _leftovers(pids) == []
     assert not list(tmp_path.glob("hippo-scale-*"))
+
+
+def test_compare_prints_ratios_before_over_after(tmp_path: Path) -> None:
+    def report(commit: str, noop: float, rps: float) -> dict:
+        ctx = {"load1": 3.0, "load5": 2.0, "others_cores": 1.0, "ours_cores": 1.0}
+        return {
+            "code": {"commit": commit},
+            "runs": [
+                {
+                    "notes": 1000,
+                    "figures": {
+                        "chunks": {"value": 10317, "text": "10,317"},
+                        "noop_s": {"value": noop, "text": f"{noop:.1f} s", "context": ctx},
+                        "fake_concurrent": {
+                            "value": None,
+                            "rps": rps,
+                            "text": f"{rps} req/s",
+                            "context": ctx,
+                        },
+                    },
+                }
+            ],
+        }
+
+    before, after = tmp_path / "b.json", tmp_path / "a.json"
+    before.write_text(json.dumps(report("aaaaaaaa", 240.0, 4.0)), encoding="utf-8")
+    after.write_text(json.dumps(report("bbbbbbbb", 12.0, 10.0)), encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "eval.scale_compare", str(before), str(after)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    assert "×20" in rows["no-op `hippo run`"]  # 240 s → 12 s
+    assert "×2.50" in rows["concurrent clients, hybrid: req/s, p95 (fake embedder)"]  # 4 → 10 req/s
+    assert rows["chunks (notes + inbox sources)"].rstrip().endswith("| – |")
+    bad = subprocess.run(
+        [sys.executable, "-m", "eval.scale_compare", str(tmp_path / "missing.json"), str(after)],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2

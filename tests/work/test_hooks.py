@@ -49,12 +49,16 @@ def payload(name: str, cwd: Path, transcript: Path | None = None) -> str:
     return text.replace("TRANSCRIPT", str(transcript)) if transcript else text
 
 
-def run_hook(home: Path, args: list[str], stdin: str = "") -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HIPPO_")}
+def run_hook(
+    home: Path, args: list[str], stdin: str = "", ingest: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`hippo hook …` as the agent runs it (through the CLI's entry point)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIPPO_", "DAGSTER_"))}
     env["HIPPO_HOME"] = str(home)
+    env["HIPPO_HOOK_INGEST"] = "true" if ingest else "false"
     env["PYTHONPATH"] = str(REPO_ROOT)
     return subprocess.run(
-        [sys.executable, "-m", "hippo_work.hooks", *args],
+        [sys.executable, "-m", "hippo_cli.main", "hook", *args],
         input=stdin, capture_output=True, text=True, env=env, timeout=120, check=False,
     )  # fmt: skip
 
@@ -180,3 +184,20 @@ def test_codex_install_sets_notify_at_the_top_level_and_refuses_to_replace_anoth
     with pytest.raises(InstallConflict, match="one notify program"):
         plan_codex_notify(other, str(path), argv)
     assert not plan_codex_notify(other, str(path), argv, uninstall=True).changed  # not ours: left alone
+
+
+def test_with_an_api_key_the_llm_summary_becomes_the_sessions_newest_checkpoint(tmp_path: Path) -> None:
+    from hippo_work.background import record_llm_summary
+    from tests.compile.conftest import recorded_llm
+
+    memory = WorkMemory(WorkStore(path=str(tmp_path / "work.sqlite")))
+    llm, rec = recorded_llm("session_summary.json", "session_summary.json")
+    said = record_llm_summary(memory, llm, "claude-code", "payments-api", "sess-1", TRANSCRIPT)
+    again = record_llm_summary(memory, llm, "claude-code", "payments-api", "sess-1", TRANSCRIPT)
+    assert said == again == "LLM summary checkpoint payments-api seq 1"  # a resend is one record
+    (entry,) = memory.sync("payments-api").entries
+    assert entry.summary.startswith("Summary: The test_pool_exhaustion test failed randomly")
+    assert "Next: Run the CI suite twice" in entry.summary and entry.agent == "claude-code-llm"
+    assert "ghp_" not in entry.summary and "[REDACTED:github_token]" in entry.summary
+    prompt = rec.requests[0]["messages"][0]["content"]
+    assert "test_pool_exhaustion" in prompt and "<transcript>" in prompt

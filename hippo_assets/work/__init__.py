@@ -1,0 +1,3 @@
+"""Domain `work`: the ghost layer's nightly promotion of approved shared memories (seed S1)."""
+
+GROUP = "ghost"

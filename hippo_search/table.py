@@ -1,0 +1,171 @@
+"""A generation's chunk table as the search reads it: columns, not one dict per row.
+
+`table.to_dicts()` made a Python dict and a Python copy of every chunk's text per row (most of the
+librarian's memory at 100k chunks). `Rows` keeps the table in Arrow and only the small per-row fields
+ranking reads for every candidate as Python lists (repeated values such as statuses shared); a row is a
+read-only view, and a long field (the text) is fetched from Arrow for the few rows that are shown.
+
+`Masks` caches the filter masks (status, lanes, tool output, path prefix) per distinct filter, so a
+query does not compare 100k statuses again; `term_hits` answers "which of these rows contain this term"
+from the BM25 postings, without a row-major copy of the index.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, overload
+
+import numpy as np
+import polars as pl
+
+from hippo_core.bm25 import BM25Index
+
+LIGHT_COLUMNS = (
+    "chunk_id",
+    "path",
+    "anchor",
+    "heading",
+    "title",
+    "lane",
+    "status",
+    "trust",
+    "doc_type",
+    "sector",
+    "updated",
+    "aliases",
+    "conversation_id",
+    "project",
+    "role",
+)
+"""Read for every candidate of every query: kept as Python lists. Everything else stays in Arrow."""
+
+_SHARED = ("lane", "status", "trust", "doc_type", "sector", "project", "role")
+
+
+class RowView(Mapping[str, Any]):
+    """One row of `Rows`, read-only; `row["text"]` reads that one value from Arrow."""
+
+    __slots__ = ("_i", "_rows")
+
+    def __init__(self, rows: Rows, i: int) -> None:
+        self._rows = rows
+        self._i = i
+
+    def __getitem__(self, key: str) -> Any:
+        return self._rows.value(key, self._i)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows.columns)
+
+    def __len__(self) -> int:
+        return len(self._rows.columns)
+
+
+class Rows(Sequence[RowView]):
+    """The rows of a chunk table, indexable like the list of dicts it replaces."""
+
+    def __init__(self, table: pl.DataFrame) -> None:
+        self.table = table
+        self.columns = list(table.columns)
+        self._light: dict[str, list[Any]] = {}
+        for name in LIGHT_COLUMNS:
+            if name in table.columns:
+                values = table[name].to_list()
+                if name in _SHARED:  # a handful of distinct values: one object each
+                    seen: dict[Any, Any] = {}
+                    values = [seen.setdefault(v, v) for v in values]
+                self._light[name] = values
+
+    def value(self, key: str, i: int) -> Any:
+        col = self._light.get(key)
+        if col is not None:
+            return col[i]
+        if key not in self.columns:
+            raise KeyError(key)
+        return self.table[key].slice(i, 1).to_list()[0]
+
+    def column(self, key: str) -> list[Any]:
+        """A whole column as a list (shared, do not modify)."""
+        col = self._light.get(key)
+        return col if col is not None else self.table[key].to_list()
+
+    def __len__(self) -> int:
+        return self.table.height
+
+    @overload
+    def __getitem__(self, i: int) -> RowView: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[RowView]: ...
+    def __getitem__(self, i: int | slice) -> RowView | list[RowView]:
+        n = self.table.height
+        if isinstance(i, slice):
+            return [RowView(self, j) for j in range(*i.indices(n))]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return RowView(self, i)
+
+
+class Masks:
+    """Filter masks over the rows, computed once per distinct filter (bounded, oldest dropped)."""
+
+    LIMIT = 64
+
+    def __init__(self, table: pl.DataFrame) -> None:
+        self.table = table
+        self._cache: dict[tuple[Any, ...], np.ndarray] = {}
+
+    def get(
+        self,
+        excluded_statuses: Sequence[str],
+        lanes: Sequence[str] | None,
+        include_tool_output: bool,
+        path_prefix: str | None,
+    ) -> np.ndarray:
+        key = (tuple(excluded_statuses), tuple(lanes or ()), include_tool_output, path_prefix or "")
+        mask = self._cache.get(key)
+        if mask is None:
+            mask = self._compute(*key)
+            mask.setflags(write=False)  # shared between queries
+            if len(self._cache) >= self.LIMIT:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = mask
+        return mask
+
+    def _compute(
+        self, excluded: tuple[str, ...], lanes: tuple[str, ...], include_tool_output: bool, prefix: str
+    ) -> np.ndarray:
+        t = self.table
+        if not t.height:
+            return np.zeros(0, dtype=bool)
+        expr = ~pl.col("status").is_in(list(excluded)).fill_null(False)
+        if lanes:
+            expr &= pl.col("lane").is_in(list(lanes)).fill_null(False)
+        if not include_tool_output and "role" in t.columns:
+            expr &= (pl.col("role") != "tool").fill_null(True)
+        if prefix:
+            prefix = prefix.rstrip("/")
+            expr &= (pl.col("path") == prefix) | pl.col("path").str.starts_with(prefix + "/")
+        return t.select(expr.alias("m"))["m"].to_numpy().astype(bool, copy=True)
+
+
+def term_hits(index: BM25Index, rows: np.ndarray, cols: Sequence[int]) -> np.ndarray:
+    """How many of `cols` (repeats count) each of `rows` contains with a non-zero weight, read from the
+    CSC postings (sorted row ids per term), as `weights.tocsr()[rows, cols].count_nonzero()` per row."""
+    out = np.zeros(len(rows), dtype=np.int64)
+    if not len(rows):
+        return out
+    w = index.weights
+    for c in cols:
+        lo, hi = int(w.indptr[c]), int(w.indptr[c + 1])
+        if hi == lo:
+            continue
+        posting = w.indices[lo:hi]
+        pos = np.searchsorted(posting, rows)
+        found = pos < len(posting)
+        pos_in = np.where(found, pos, 0)
+        found &= posting[pos_in] == rows
+        found &= w.data[lo + pos_in] != 0
+        out += found
+    return out

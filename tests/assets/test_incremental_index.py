@@ -1,0 +1,163 @@
+"""Runs cost what changed: the scan's size/mtime/hash fast path and the incremental lexical index."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from dagster import materialize
+
+from hippo_assets.index.assets import lexical_texts, vault_documents
+from hippo_core.bm25 import BM25Index, BM25Params
+from hippo_core.settings import HippoSettings
+from hippo_core.tokenize import Tokenizer
+from hippo_resources import LexicalStore, build_resources
+from tests.assets.test_pipeline import meta
+from tests.conftest import run_graph
+
+HOUR_NS = 3600 * 1_000_000_000
+
+
+def scan(settings: HippoSettings) -> dict:
+    result = materialize([vault_documents], resources=build_resources(settings))
+    assert result.success
+    return meta(result, "vault_documents")
+
+
+def documents(settings: HippoSettings) -> pl.DataFrame:
+    return pl.read_parquet(settings.chunks_dir / "documents.parquet")
+
+
+def age_all(vault: Path) -> None:
+    """Set every note's mtime an hour back, as for a vault nobody touched lately."""
+    past = time.time_ns() - HOUR_NS
+    for p in vault.rglob("*.md"):
+        if ".git" not in p.parts:
+            os.utime(p, ns=(past, past))
+
+
+def same_size_edit(path: Path, old: str, new: str) -> None:
+    assert len(old.encode()) == len(new.encode())
+    before = path.stat()
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    assert path.stat().st_size == before.st_size
+
+
+def test_scan_fast_path_skips_unchanged_and_sees_same_size_edits_and_touches(
+    settings: HippoSettings,
+) -> None:
+    age_all(settings.vault)
+    first = scan(settings)
+    assert first["parsed"] == first["documents"] >= 5 and first["reused"] == 0
+    table_before = documents(settings)
+
+    second = scan(settings)  # nothing changed: nothing read
+    assert (second["parsed"], second["unchanged_after_hash"]) == (0, 0)
+    assert second["reused"] == first["documents"]
+    assert documents(settings).equals(table_before)
+
+    # a same-size edit with a new mtime: seen via mtime, parsed again
+    note = settings.vault / "20-wiki/data/dagster-assets.md"
+    same_size_edit(note, "persistent object", "persistent OBJECT")
+    stamp = time.time_ns() - HOUR_NS // 2
+    os.utime(note, ns=(stamp, stamp))
+    third = scan(settings)
+    assert (third["parsed"], third["unchanged_after_hash"]) == (1, 0)
+    body = documents(settings).filter(pl.col("path") == "20-wiki/data/dagster-assets.md")["body"][0]
+    assert "persistent OBJECT" in body
+
+    # touched but unchanged: hashed, found equal, not parsed
+    touched = settings.vault / "20-wiki/health/sleep-hygiene.md"
+    stamp = time.time_ns() - HOUR_NS // 4
+    os.utime(touched, ns=(stamp, stamp))
+    fourth = scan(settings)
+    assert (fourth["parsed"], fourth["unchanged_after_hash"]) == (0, 1)
+    assert documents(settings).equals(
+        table_before.with_columns(
+            pl.when(pl.col("path") == "20-wiki/data/dagster-assets.md")
+            .then(pl.col("body").str.replace("persistent object", "persistent OBJECT", literal=True))
+            .otherwise(pl.col("body"))
+            .alias("body")
+        )
+        .drop("body_hash")
+        .join(documents(settings).select("path", "body_hash"), on="path")
+        .select(table_before.columns)
+    )
+    fifth = scan(settings)  # the touch was recorded: back to the fast path
+    assert (fifth["parsed"], fifth["unchanged_after_hash"]) == (0, 0)
+
+
+def test_scan_rehashes_a_file_modified_right_when_it_was_scanned(settings: HippoSettings) -> None:
+    """Racily clean: an edit in the same mtime tick as the scan, same size, mtime put back."""
+    age_all(settings.vault)
+    note = settings.vault / "20-wiki/data/morphology.md"
+    now = time.time_ns()
+    os.utime(note, ns=(now, now))
+    scan(settings)
+    text = note.read_text(encoding="utf-8")
+    i = next(i for i, c in enumerate(text) if c.isascii() and c.isalpha() and c.islower())
+    same_size_edit(note, text[i : i + 1] * 1, text[i].upper())
+    os.utime(note, ns=(now, now))  # same size, same mtime as the scan saw
+    again = scan(settings)
+    assert again["parsed"] == 1
+    body = documents(settings).filter(pl.col("path") == "20-wiki/data/morphology.md")["body"][0]
+    assert body in note.read_text(encoding="utf-8")
+
+
+def test_malformed_file_is_reported_on_every_run_without_reparsing(settings: HippoSettings) -> None:
+    bad = settings.vault / "20-wiki/data/broken.md"
+    bad.write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    age_all(settings.vault)
+    first = scan(settings)
+    second = scan(settings)
+    assert first["malformed"] == second["malformed"] == 1 and second["parsed"] == 0
+    assert [f["path"] for f in second["malformed_files"]] == ["20-wiki/data/broken.md"]
+    assert "20-wiki/data/broken.md" not in documents(settings)["path"].to_list()
+
+
+def full_rebuild(settings: HippoSettings, generation: str) -> tuple[BM25Index, BM25Index]:
+    """The live generation and an index built from every chunk's tokens (the slow path)."""
+    store = LexicalStore(root=str(settings.lexical_dir))
+    index, _ = store.load(generation)
+    frame = pl.read_parquet(settings.chunks_dir / "chunks.parquet")
+    tokens = Tokenizer().tokenize_many(lexical_texts(frame))
+    return index, BM25Index.build(tokens, BM25Params(k1=index.params.k1, b=index.params.b))
+
+
+QUERIES = ["형태소 분석", "dagster asset", "수면 습관 카페인", "durable object", "커피 낮잠", "worklog"]
+
+
+def test_lexical_index_tokenizes_only_changed_chunks_and_equals_a_rebuild(settings: HippoSettings) -> None:
+    first = run_graph(settings)
+    assert first.success
+    lex1 = meta(first, "lexical_index")
+    assert lex1["tokenized"] == lex1["chunks"] and lex1["reused"] == 0
+
+    second = run_graph(settings)  # no-op: the same generation stays live
+    lex2 = meta(second, "lexical_index")
+    assert lex2["unchanged"] is True and lex2["tokenized"] == 0 and lex2["generation"] == lex1["generation"]
+
+    note = settings.vault / "20-wiki/data/dagster-assets.md"
+    note.write_text(
+        note.read_text(encoding="utf-8").replace("persistent object", "durable object"), encoding="utf-8"
+    )
+    (settings.vault / "50-ops/worklog.md").unlink()
+    third = run_graph(settings)
+    assert third.success
+    lex3 = meta(third, "lexical_index")
+    assert lex3["unchanged"] is False and lex3["generation"] != lex1["generation"]
+    assert 1 <= lex3["tokenized"] <= 3 and lex3["reused"] == lex3["chunks"] - lex3["tokenized"]
+
+    index, rebuilt = full_rebuild(settings, lex3["generation"])
+    tok = Tokenizer()
+    assert index.n_docs == rebuilt.n_docs and set(index.vocab) == set(rebuilt.vocab)
+    assert "durable" in index.vocab
+    for q in QUERIES:
+        qt = tok.query_tokens(q)
+        np.testing.assert_array_equal(index.scores(qt), rebuilt.scores(qt), err_msg=q)
+        assert index.top_k(qt, 10) == rebuilt.top_k(qt, 10)

@@ -1,0 +1,140 @@
+"""`python -m eval.loso`: lanes dumped once, every choice made without the set it is measured on."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from eval import loso
+from hippo_core.adaptive_fusion import fuse_with_weak
+from hippo_core.ranking import RankingParams
+
+TINY = Path(__file__).resolve().parents[1] / "fixtures" / "beir-tiny"
+
+
+def _query(i: int, lexical_right: bool) -> loso.QueryLanes:
+    """Two candidates; `r` is relevant. One lane puts it far ahead, the other puts `w` far ahead."""
+    good, bad = [(f"r{i}", 10.0), (f"w{i}", 1.0)], [(f"w{i}", 10.0), (f"r{i}", 1.0)]
+    sims_good, sims_bad = [(f"r{i}", 0.95), (f"w{i}", 0.85)], [(f"w{i}", 0.95), (f"r{i}", 0.85)]
+    return loso.QueryLanes(
+        id=f"q{i}",
+        text=f"query {i}",
+        relevant=[f"r{i}"],
+        lexical=good if lexical_right else bad,
+        semantic=sims_bad if lexical_right else sims_good,
+    )
+
+
+def _set(name: str, lexical_right: bool, n: int = 6) -> loso.SetLanes:
+    return loso.SetLanes(name, [_query(i, lexical_right) for i in range(n)], {"set": name})
+
+
+def test_a_set_left_out_never_chooses_its_own_share(tmp_path: Path) -> None:
+    # "lexset" is the only set where BM25 is right; the other two want the semantic lane.
+    for s in (_set("lexset", True), _set("sem1", False), _set("sem2", False)):
+        loso.write_dump(tmp_path / f"{s.name}.json.gz", s)
+    sets = loso.load_dumps(tmp_path)
+    assert [s.name for s in sets] == ["lexset", "sem1", "sem2"]
+    results = loso.loso(sets)
+    lex = results["lexset"]
+    assert lex["trained_on"] == ["sem1", "sem2"]
+    # chosen on the semantic sets: a low share, although the set alone would pick a high one
+    assert lex["fixed_share"] <= 0.5 < lex["in_sample_best_share"]
+    assert lex["rows"]["fixed share (LOSO)"]["hit@1"] == 0.0
+    assert lex["rows"]["lexical"]["hit@1"] == 1.0
+    # with lexset among the training sets the semantic sets still get a semantic-leaning share
+    assert results["sem1"]["trained_on"] == ["lexset", "sem2"]
+    assert results["sem1"]["fixed_share"] <= 0.5
+    assert results["sem1"]["rows"]["fixed share (LOSO)"]["hit@1"] == 1.0
+    assert "| lexset | 6 | fixed share (LOSO) | 0.000 |" in loso.render(results)
+
+
+def test_grid_fusion_matches_the_product_fusion(tmp_path: Path, embed_cache: Path) -> None:
+    path = loso.dump_set(TINY, tmp_path, cache=embed_cache, embed_passages=True)
+    lanes = loso.load_dump(path)
+    assert lanes.meta["mode"] == "per-conversation" and lanes.queries
+    params = RankingParams()
+    for q in lanes.queries:
+        assert q.lexical or q.semantic
+        for share, ranked in zip(loso.GRID, loso.grid_ranked(q, params), strict=True):
+            kept, weak = fuse_with_weak(
+                q.lexical, q.semantic, params.model_copy(update={"lexical_share": share})
+            )
+            assert ranked == loso.to_docs([c.chunk_id for c in kept + weak])[:10]
+
+
+def test_dump_refuses_passages_not_in_the_cache(tmp_path: Path) -> None:
+    with pytest.raises(loso.LosoError, match="not in"):
+        loso.dump_set(TINY, tmp_path / "d", cache=tmp_path / "empty.sqlite")
+
+
+def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for s in (_set("lexset", True), _set("sem1", False), _set("sem2", False)):
+        loso.write_dump(tmp_path / f"{s.name}.json.gz", s)
+    assert loso.main(["--dumps", str(tmp_path), "--json", str(tmp_path / "r.json")]) == 0
+    assert "adaptive (LOSO)" in capsys.readouterr().out
+    out = tmp_path / "model.json"
+    assert loso.main(["train", "--dumps", str(tmp_path), "--out", str(out)]) == 0
+    assert '"command": "python -m eval.loso train"' in out.read_text()
+    assert loso.main(["run", "--dumps", str(tmp_path), "--sets", "nope"]) == 2
+    assert loso.main(["run", "--dumps", str(tmp_path / "none")]) == 2
+
+
+def test_rerank_row_through_a_real_server(
+    tmp_path: Path, embed_cache: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.fake_rerank import RerankServer
+
+    dumps = tmp_path / "dumps"
+    loso.dump_set(TINY, dumps, cache=embed_cache, embed_passages=True)
+    # a second set: the same lanes under another name (LOSO needs two)
+    other = loso.load_dump(dumps / "beir-tiny.json.gz")
+    other.name = "beir-tiny-copy"
+    loso.write_dump(dumps / "beir-tiny-copy.json.gz", other)
+    server = RerankServer()
+    try:
+        server.mode = "vllm"
+        assert loso.main(["run", "--dumps", str(dumps), "--rerank-url", server.url]) == 0
+        assert server.bodies and "documents" in server.bodies[-1]
+        assert "| beir-tiny | 9 | adaptive + rerank |" in capsys.readouterr().out
+        server.mode = "500"
+        results = loso.loso(loso.load_dumps(dumps), reranker=loso.Reranker(url=server.url))
+        rows = results["beir-tiny"]["rows"]
+        assert rows["adaptive + rerank"]["degraded"] == 9  # every query fell back to the fused order
+        assert rows["adaptive + rerank"]["hit@1"] == rows["adaptive (LOSO)"]["hit@1"]
+    finally:
+        server.close()
+
+
+def test_cached_subset_keeps_only_embedded_docs_and_the_queries_they_answer(
+    tmp_path: Path, embed_cache: Path
+) -> None:
+    import shutil
+
+    from eval.beir import index_rows, load_beir
+    from hippo_resources.embedder import Embedder
+
+    beir = load_beir(TINY)
+    rows = index_rows(beir.docs, exchanges=True)
+    cache = tmp_path / "part.sqlite"
+    if embed_cache.exists():
+        shutil.copy(embed_cache, cache)
+    Embedder(cache_path=str(cache)).embed([r[2] for r in rows], role="passage")  # all, from the shared cache
+    # drop the rows of one doc from the copy: that doc and the queries it answers leave the subset
+    gone = beir.docs[0].id
+    embedder = Embedder(cache_path=str(cache))
+    import sqlite3
+
+    with sqlite3.connect(cache) as conn:
+        for r in rows:
+            if beir.docs[r[1]].id == gone:
+                conn.execute("DELETE FROM vectors WHERE embed_hash = ?", (embedder.hash_for(r[2]),))
+    with pytest.raises(loso.LosoError, match="not in"):
+        loso.dump_set(TINY, tmp_path / "d", cache=cache)
+    path = loso.dump_set(TINY, tmp_path / "d", cache=cache, cached_subset=True)
+    lanes = loso.load_dump(path)
+    assert lanes.name == "beir-tiny-subset" and lanes.meta["subset"]["docs"] == len(beir.docs) - 1
+    answered_by_gone = {q for q, rel in beir.qrels.items() if gone in rel}
+    assert answered_by_gone and not answered_by_gone & {q.id for q in lanes.queries}
+    assert all(loso.row_doc(c) != gone for q in lanes.queries for c, _ in q.lexical + q.semantic)

@@ -1,0 +1,163 @@
+"""The search's fast paths give what the slow paths gave.
+
+* the semantic lane filtered in memory (over-fetch) returns what Chroma's metadata filter returns;
+* the cached filter masks equal the per-query masks, archived chunks excluded;
+* coverage from the BM25 postings equals the row-major copy of the index it replaced;
+* whole searches over the fixture vault return exactly the rankings the slow pipeline returned
+  (`tests/fixtures/search_slow_path.json`, recorded with the pipeline before the fast paths, by
+  `python -m tests.search.test_fast_paths RECORD_TO.json` run on that code).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from hippo_core.bm25 import BM25Index
+from hippo_core.settings import HippoSettings
+from hippo_search.envelope import SearchRequest
+from hippo_search.pipeline import lexical_mask, open_engine, semantic_filter, semantic_lane
+from tests.conftest import run_graph
+
+GOLDEN = Path(__file__).parents[1] / "fixtures" / "search_slow_path.json"
+TODAY = dt.date(2026, 12, 1)
+REQUESTS: list[dict[str, Any]] = [
+    {"query": "형태소 분석"},
+    {"query": "형태소분석기 Kiwi"},
+    {"query": "dagster asset materialization"},
+    {"query": "수면 습관 카페인"},
+    {"query": "How warm should my bedroom be at night?"},
+    {"query": "침실의 온도를 어떻게 맞춰야 하나요"},
+    {"query": "커피 낮잠", "limit": 3},
+    {"query": "caffeine after noon"},
+    {"query": "worklog 회의"},
+    {"query": "retrieval sync meeting"},
+    {"query": "카페인", "lanes": ["wiki"]},
+    {"query": "sleep", "path_prefix": "20-wiki/health"},
+    {"query": "분석", "lanes": ["sources"]},
+]
+MODES = ("hybrid", "lexical", "semantic")
+
+
+def run_requests(settings: HippoSettings) -> list[dict[str, Any]]:
+    engine = open_engine(settings, log=False)
+    engine.today = lambda: TODAY
+    out = []
+    for req in REQUESTS:
+        for mode in MODES:
+            resp = engine.search(SearchRequest(**req, mode=mode), log=False)
+            out.append(
+                {
+                    "request": {**req, "mode": mode},
+                    "status": resp.status,
+                    "hits": [
+                        [h.anchor, h.score, h.coverage, h.lexical_rank, h.semantic_rank, h.status]
+                        for h in resp.results
+                    ],
+                }
+            )
+    return out
+
+
+@pytest.fixture(scope="module")
+def indexed_module(tmp_path_factory: pytest.TempPathFactory, embed_cache: Path) -> HippoSettings:
+    from tests.conftest import make_vault
+
+    root = tmp_path_factory.mktemp("fast-paths")
+    settings = HippoSettings(vault=make_vault(root), home=root / "home", embed_cache_path=embed_cache)
+    assert run_graph(settings).success
+    return settings
+
+
+def test_searches_return_what_the_slow_pipeline_returned(indexed_module: HippoSettings) -> None:
+    want = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    got = run_requests(indexed_module)
+    assert [g["request"] for g in got] == [w["request"] for w in want]
+    for g, w in zip(got, want, strict=True):
+        assert g["status"] == w["status"], g["request"]
+        assert [h[0] for h in g["hits"]] == [h[0] for h in w["hits"]], g["request"]
+        for gh, wh in zip(g["hits"], w["hits"], strict=True):
+            assert gh[1] == pytest.approx(wh[1], rel=1e-4, abs=1e-6), g["request"]
+            assert gh[2:] == wh[2:], g["request"]
+        assert not any(h[5] == "archived" for h in g["hits"])
+    assert any(g["hits"] for g in got)
+
+
+def test_semantic_lane_in_memory_filter_equals_chromas_filter(indexed_module: HippoSettings) -> None:
+    engine = open_engine(indexed_module, log=False)
+    snap = engine.snapshot()
+    params = engine.params
+    assert "archived" in set(snap.rows.column("status"))
+    for req in REQUESTS:
+        request = SearchRequest(**req)
+        mask = lexical_mask(snap, request, params)
+        # the mask, cached, equals the per-query computation it replaced
+        status = np.array(snap.rows.column("status"), dtype=object)
+        want = ~np.isin(status, list(params.excluded_statuses))
+        if request.lanes:
+            want &= np.isin(np.array(snap.rows.column("lane"), dtype=object), request.lanes)
+        if request.path_prefix:
+            p = request.path_prefix.rstrip("/")
+            want &= np.array([x == p or x.startswith(p + "/") for x in snap.rows.column("path")])
+        np.testing.assert_array_equal(mask, want)
+        assert not mask[status == "archived"].any()
+
+        vector = engine.embedder.embed_query(request.query)
+        paths = None
+        if request.path_prefix:
+            paths = sorted({snap.rows.column("path")[i] for i in np.flatnonzero(mask)})
+        where = semantic_filter(request, params, paths)
+        slow = semantic_lane(engine.vector_store, snap.collection, vector, 20, where)
+        slow = [(c, s) for c, s in slow if c in snap.row_of]
+        fast = semantic_lane(
+            engine.vector_store,
+            snap.collection,
+            vector,
+            20,
+            where,
+            keep=lambda cid, m=mask: cid in snap.row_of and bool(m[snap.row_of[cid]]),
+            total=len(snap.ids),
+            allowed=int(mask.sum()),
+        )
+        assert [c for c, _ in fast] == [c for c, _ in slow], req
+
+
+def test_term_hits_equal_the_row_major_count() -> None:
+    from hippo_search.table import term_hits
+
+    rng = np.random.default_rng(3)
+    vocab = [f"t{i}" for i in range(40)]
+    docs = [list(rng.choice(vocab, size=int(rng.integers(0, 30)))) for _ in range(300)]
+    docs += [["half"], ["half"], ["x"], ["y"]]  # "half" in 2 of 4... idf exactly 0 in a 4-doc corpus
+    index = BM25Index.build(docs)
+    small = BM25Index.build([["half"], ["half", "z"], ["x"], ["y"]])
+    assert 0.0 in small.weights.data  # a stored zero weight: not counted, as count_nonzero did not
+    for idx in (index, small):
+        csr = idx.weights.tocsr()
+        for _ in range(30):
+            rows = rng.integers(0, idx.n_docs, size=int(rng.integers(0, 40)))
+            cols = list(rng.integers(0, idx.n_terms, size=int(rng.integers(1, 6))))
+            want = [csr[int(r), cols].count_nonzero() for r in rows]
+            assert term_hits(idx, rows, cols).tolist() == want
+
+
+if __name__ == "__main__":  # record the golden file with the code under test (the slow path, once)
+    import tempfile
+
+    from tests.conftest import make_vault
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        settings = HippoSettings(
+            vault=make_vault(root), home=root / "home", embed_cache_path=root / "e.sqlite"
+        )
+        assert run_graph(settings).success
+        Path(sys.argv[1]).write_text(
+            json.dumps(run_requests(settings), ensure_ascii=False, indent=1), encoding="utf-8"
+        )
