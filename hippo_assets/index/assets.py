@@ -486,6 +486,8 @@ def lexical_index(
         prev is not None
         and np.array_equal(prev.row_keys, keys)
         and manifest.get("embed_model") == embedder.model_id
+        # vectors that were waiting and are in place now (or the reverse) make a new generation
+        and all(manifest.get(k) == v for k, v in _vector_status(chunk_store).items())
         and lexical_store.load_table(prev.generation).equals(table)
     ):
         context.log.info(f"lexical index unchanged; generation {prev.generation} stays live")
