@@ -41,15 +41,23 @@ def _settings(args: argparse.Namespace) -> HippoSettings:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    from hippo_cli.vault_init import VaultInitError, init_vault
+    from hippo_cli.vault_init import VaultInitError, apply_plan, plan_init
 
+    path = Path(args.vault_dir)
     try:
-        created = init_vault(Path(args.vault_dir))
+        plan = plan_init(path)
     except VaultInitError as exc:
         print(f"hippo init: {exc}", file=sys.stderr)
         return 2
-    print(f"{'Created' if created else 'Checked'} vault at {Path(args.vault_dir).resolve()}")
-    print(f"Next: export HIPPO_VAULT={Path(args.vault_dir).resolve()} && hippo run")
+    if plan.adopting and not args.yes:
+        print(plan.describe())
+        print(f"Nothing was changed. To apply: hippo init --yes {path}")
+        return 0
+    if plan.adopting:
+        print(plan.describe().replace("would add", "adds", 1))
+    apply_plan(plan)
+    print(f"{'Created' if not plan.empty else 'Checked'} vault at {path.resolve()}")
+    print(f"Next: export HIPPO_VAULT={path.resolve()} && hippo run")
     return 0
 
 
@@ -79,6 +87,16 @@ def cmd_run(args: argparse.Namespace) -> int:
         from hippo_cli.loop import run_named_job
 
         return run_named_job(settings, args.job, get_instance(), run_config=run_config)
+    from hippo_resources.vault import Vault
+
+    if not Vault(root=str(settings.vault)).is_initialised():
+        where = settings.vault.resolve()
+        print(
+            f"hippo run: {where} is not a Hippocampus vault yet: run `hippo init {where}` first "
+            "(it lists what it would add and changes nothing without --yes)",
+            file=sys.stderr,
+        )
+        return 2
     return run_refresh(settings, args.select, args.force, get_instance(), run_config)
 
 
@@ -242,8 +260,13 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--vault", type=Path, help="vault folder (default: $HIPPO_VAULT or ./vault)")
         p.add_argument("--home", type=Path, help="derived stores folder (default: $HIPPO_HOME or ./.hippo)")
 
-    p = sub.add_parser("init", help="create a vault (folders, SCHEMA.md, git repository)")
-    p.add_argument("vault_dir", metavar="VAULT", help="folder to create or complete")
+    p = sub.add_parser(
+        "init", help="create a vault, or adopt a folder of notes (lists what it adds; --yes applies)"
+    )
+    p.add_argument("vault_dir", metavar="VAULT", help="folder to create, complete or adopt")
+    p.add_argument(
+        "--yes", action="store_true", help="adopt a folder that already holds notes (after the listing)"
+    )
     p.set_defaults(func=cmd_init)
 
     p = sub.add_parser(

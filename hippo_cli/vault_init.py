@@ -1,50 +1,118 @@
-"""`hippo init`: lay out a new vault (or complete an existing one) and put it under git."""
+"""`hippo init`: lay out a new vault, or adopt an existing folder of notes (an Obsidian vault) as it is.
+
+An empty folder gets the layout, the seed pages and a git repository. A folder that already holds a
+person's notes gets only what the pipeline needs (its system folders and SCHEMA.md), listed first and
+applied only when confirmed (`--yes`); nothing of the person's is moved or rewritten, and the init
+commit holds only the added files.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hippo_core import vault_layout
+from pydantic import BaseModel, Field
+
+from hippo_core import frontmatter, vault_layout
 from hippo_resources.vault import Vault
 
+
+def _seed(title: str, body: str = "") -> str:
+    fields = {"type": "map", "status": "reference", "trust": "human_edit", "title": title}
+    return frontmatter.render(fields, f"# {title}\n" + (f"\n{body}\n" if body else ""))
+
+
 SEED_FILES = {
-    "HOME.md": "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Home\n---\n\n# Home\n\nStart here.\n",
-    "index.md": "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Index\n---\n\n# Index\n",
-    "log.md": "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Log\n---\n\n# Log\n",
-    "05-todo/research-topics.md": "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Research topics\n---\n\n# Research topics\n",
-    "30-reviews/gap-queue.md": "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Gap queue\n---\n\n# Gap queue\n",
+    "HOME.md": _seed("Home", "Start here."),
+    "index.md": _seed("Index"),
+    "log.md": _seed("Log"),
+    "05-todo/research-topics.md": _seed("Research topics"),
+    "30-reviews/gap-queue.md": _seed("Gap queue"),
 }
+KEEP = ".gitkeep"  # an empty folder git can track
 
 
 class VaultInitError(RuntimeError):
     pass
 
 
+class InitPlan(BaseModel):
+    """What `hippo init` adds to a folder: nothing else is created, and nothing existing is changed."""
+
+    path: str
+    adopting: bool  # the folder holds a person's files: only system folders and SCHEMA.md are added
+    folders: list[str] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list)  # vault-relative, never an existing file
+    git_init: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not (self.folders or self.files or self.git_init)
+
+    def describe(self) -> str:
+        lines = [f"hippo init would add to {self.path}:"]
+        lines += [f"  folder  {f}/" for f in self.folders]
+        lines += [f"  file    {f}" for f in self.files]
+        if self.git_init:
+            lines.append("  git     a repository (.git/), committing only the files above")
+        elif self.files:
+            lines.append("  git     one commit in your repository, holding only the files above")
+        if self.adopting:
+            lines.append("Your files stay where they are, unchanged.")
+        return "\n".join(lines)
+
+
 def looks_like_vault(path: Path) -> bool:
-    return (path / "SCHEMA.md").exists() or all(
-        (path / d).is_dir() for d in (vault_layout.INBOX, vault_layout.WIKI)
+    return Vault(root=str(path)).is_initialised()
+
+
+def plan_init(path: Path) -> InitPlan:
+    """What init would add to `path` (a missing or empty folder gets the full layout with seed pages)."""
+    if path.exists() and not path.is_dir():
+        raise VaultInitError(f"{path} exists and is not a folder")
+    own = path.is_dir() and any(p.name != ".git" for p in path.iterdir())
+    adopting = own and not looks_like_vault(path)
+    folders = [f for f in vault_layout.FOLDERS if not (path / f).is_dir()]
+    candidates = ["SCHEMA.md"] if adopting else ["SCHEMA.md", *SEED_FILES]
+    files = [rel for rel in candidates if not (path / rel).exists()]
+    files += [f"{f}/{KEEP}" for f in folders]
+    return InitPlan(
+        path=str(path.resolve()),
+        adopting=adopting,
+        folders=folders,
+        files=files,
+        git_init=not (path / ".git").exists(),
     )
 
 
-def init_vault(path: Path) -> bool:
-    """Create the layout. Refuses a non-empty folder that is not a vault. Returns True if anything was created."""
-    if path.exists() and not path.is_dir():
-        raise VaultInitError(f"{path} exists and is not a folder")
-    if path.is_dir() and any(p for p in path.iterdir() if p.name != ".git") and not looks_like_vault(path):
-        raise VaultInitError(f"{path} is not empty and does not look like a vault; choose an empty folder")
+def apply_plan(plan: InitPlan) -> str | None:
+    """Create exactly what the plan lists; never overwrite. Returns the init commit's sha (None if none)."""
+    path = Path(plan.path)
     path.mkdir(parents=True, exist_ok=True)
     vault = Vault(root=str(path))
-    created = False
-    for folder in vault_layout.FOLDERS:
-        target = path / folder
-        if not target.exists():
-            target.mkdir(parents=True)
-            (target / ".gitkeep").touch()
-            created = True
-    for rel, text in {"SCHEMA.md": vault_layout.SCHEMA_MD, **SEED_FILES}.items():
-        if not (path / rel).exists():
-            vault.write_text(rel, text)
-            created = True
+    for folder in plan.folders:
+        (path / folder).mkdir(parents=True, exist_ok=True)
+    texts = {"SCHEMA.md": vault_layout.SCHEMA_MD, **SEED_FILES}
+    for rel in plan.files:
+        target = path / rel
+        if target.exists():
+            continue  # appeared since the plan was made: a person's file is never replaced
+        if rel.endswith("/" + KEEP):
+            target.touch()
+        else:
+            vault.write_text(rel, texts[rel])
     vault.init_git()
-    vault.commit("hippo init: vault layout")
-    return created
+    what = "adopt an existing vault" if plan.adopting else "vault layout"
+    # Adopting: commit only what init added; a new vault has nothing but what init wrote.
+    return vault.commit(f"hippo init: {what}", plan.files if plan.adopting else None)
+
+
+def init_vault(path: Path, adopt: bool = True) -> bool:
+    """Create the layout, or adopt a folder of notes. Returns True if anything was created.
+
+    `adopt=False` refuses a non-empty folder that is not a vault (the caller shows the plan first).
+    """
+    plan = plan_init(path)
+    if plan.adopting and not adopt:
+        raise VaultInitError(f"{path} holds files and is not a vault yet; run `hippo init --yes {path}`")
+    apply_plan(plan)
+    return bool(plan.folders or plan.files)

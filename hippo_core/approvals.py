@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from hippo_core import frontmatter
+
 _LINE = re.compile(
     r"^- \[(?P<box>[ xX])\] \[\[(?P<target>[^\]|]+)(?:\|(?P<label>[^\]]*))?\]\] · fp:(?P<fp>[0-9a-f]{12})"
     r"(?P<auto> · auto-approved)?(?P<rest>.*)$"
@@ -47,11 +49,12 @@ def render_line(card: str, title: str, fp: str, auto: bool = False) -> str:
 
 
 def new_file(date: str) -> str:
-    return (
-        "---\ntype: map\nstatus: reference\ntrust: human_edit\n"
-        f"title: Approvals {date}\n---\n\n# Approvals {date}\n\n"
+    fields = {"type": "map", "status": "reference", "trust": "human_edit", "title": f"Approvals {date}"}
+    return frontmatter.render(
+        fields,
+        f"# Approvals {date}\n\n"
         "Tick a box to approve a card for promotion. If the card changes after it was proposed, the\n"
-        "approval is rejected (its fingerprint no longer matches) and the reason is written on the line.\n\n"
+        "approval is rejected (its fingerprint no longer matches) and the reason is written on the line.\n\n",
     )
 
 

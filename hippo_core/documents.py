@@ -6,11 +6,12 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from hippo_core import frontmatter
 from hippo_core.chunking import ChunkParams, chunk_document, index_text
 from hippo_core.fingerprints import chunk_id, embed_hash, sha256_text
+from hippo_core.scrub import scrub_value
 from hippo_core.text_input import decode_utf8
 from hippo_core.vault_layout import lane_for_path, sector_for_path
 
@@ -30,6 +31,9 @@ class Document(BaseModel):
     lane: str
     body: str
     body_hash: str
+    # What did not fit the contract (reported in run metadata, not stored in the documents table).
+    foreign: dict[str, str] = Field(default_factory=dict, exclude=True)
+    frontmatter_problem: str | None = Field(default=None, exclude=True)
 
 
 def _title(fm_title: str | None, body: str, path: str) -> str:
@@ -40,16 +44,21 @@ def _title(fm_title: str | None, body: str, path: str) -> str:
 
 
 def parse_document(path: str, data: bytes) -> Document:
-    """Parse one vault file. Raises BadTextError or FrontmatterError with a message for a human."""
+    """Parse one vault file. Raises BadTextError (with the reason) only when it cannot be read as text.
+
+    A value outside the contract (`status: done`) is kept as written, so ranking treats it as neutral
+    (`ranking.governance_multiplier`) and the run metadata reports it (`foreign_value_report`).
+    """
     text = decode_utf8(data, what=path)
-    fm, body = frontmatter.parse(text, path)
+    note = frontmatter.parse_note(text, path)
+    fm, body = note.fm, note.body
     sector = sector_for_path(path)
     return Document(
         path=path,
         title=_title(fm.title, body, path),
-        doc_type=fm.type,
-        status=fm.status,
-        trust=fm.trust,
+        doc_type=note.foreign.get("type") or fm.type,
+        status=note.foreign.get("status") or fm.status,
+        trust=note.foreign.get("trust") or fm.trust,
         sector=sector or fm.sector,  # the folder is the truth; frontmatter only fills in outside 20-wiki
         sector_declared=fm.sector,
         aliases=fm.aliases,
@@ -59,7 +68,27 @@ def parse_document(path: str, data: bytes) -> Document:
         lane=lane_for_path(path),
         body=body,
         body_hash=sha256_text(body),
+        foreign=note.foreign,
+        frontmatter_problem=note.problem,
     )
+
+
+# A reported value is cut to this length: the report names it, it does not store notes.
+REPORTED_VALUE_CHARS = 120
+
+
+def foreign_value_report(docs: list[Document]) -> list[dict[str, Any]]:
+    """Frontmatter values outside the contract, once per (field, value): how many notes, and one of them.
+
+    Values pass the scrubber (a person may keep anything in a property). Sorted by field, then value.
+    """
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for doc in docs:
+        for field, value in doc.foreign.items():
+            key = (field, value[:REPORTED_VALUE_CHARS])
+            entry = seen.setdefault(key, {"field": field, "value": key[1], "notes": 0, "example": doc.path})
+            entry["notes"] += 1
+    return scrub_value([seen[k] for k in sorted(seen)])
 
 
 def chunk_rows(doc: Document, model_id: str, params: ChunkParams | None = None) -> list[dict[str, Any]]:

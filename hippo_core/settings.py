@@ -38,6 +38,18 @@ class HippoSettings(BaseSettings):
     )
     timezone: str = Field(default="UTC", description="Time zone of every schedule (e.g. Asia/Seoul).")
 
+    inbox_max_bytes: int = Field(
+        default=50 * 1024 * 1024,
+        ge=1,
+        description="Largest inbox file ingest reads (bytes); a bigger one stays in the inbox with the reason.",
+    )
+    inbox_max_chars: int = Field(
+        default=1_000_000,
+        ge=1,
+        description="Most characters of text an inbox note or an extracted document may hold (about 1,400 "
+        "chunks); more stays in the inbox with the reason.",
+    )
+
     # --- the librarian -----------------------------------------------------------------------------
     host: str = Field(default="127.0.0.1", description="Address `hippo serve` listens on.")
     port: int = Field(default=8787, description="Port `hippo serve` listens on.")

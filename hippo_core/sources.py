@@ -5,15 +5,21 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from hippo_core import frontmatter
-from hippo_core.fingerprints import sha256_text
+from hippo_core.extract import ExtractionError, ExtractLimits, extract
+from hippo_core.fingerprints import sha256_bytes, sha256_text
 from hippo_core.text_input import decode_utf8
 from hippo_core.vault_layout import SOURCES, folder_lineage
 
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+
 # Fields the pipeline owns on a source copy; an inbox note cannot set them.
-OWNED = ("type", "status", "trust", "sha256", "original_name", "ingested", "title")
+OWNED = (
+    "type", "status", "trust", "sha256", "original_name", "ingested", "title",
+    "original", "original_sha256", "format", "unit", "units",
+)  # fmt: skip
 
 
 class SourceCopy(BaseModel):
@@ -104,9 +110,35 @@ def source_body(text: str) -> str:
     return text.replace("\r\n", "\n").strip() + "\n"
 
 
-def make_source_copy(data: bytes, original_name: str, ingested: str) -> SourceCopy:
-    """Build the source copy of one inbox file. Raises BadTextError / FrontmatterError on bad input."""
+def copy_name(original_name: str) -> str:
+    """The source copy keeps the inbox file's name: a Markdown note as it is, anything else + `.md`
+    (`report.pdf` → `report.pdf.md`, beside the original bytes)."""
+    return original_name if original_name.lower().endswith(MARKDOWN_SUFFIXES) else original_name + ".md"
+
+
+def with_suffix_number(name: str, n: int) -> str:
+    """`report.pdf` → `report.1.pdf`: the name of the n-th file of that name (a collision in 10-sources/)."""
+    stem, dot, ext = name.rpartition(".")
+    return f"{stem}.{n}.{ext}" if dot and stem else f"{name}.{n}"
+
+
+def check_size(size: int, limits: ExtractLimits, unit: str = "bytes") -> None:
+    """Refuse an inbox file over the size limits (the reason goes to the run metadata)."""
+    limit = limits.max_bytes if unit == "bytes" else limits.max_chars
+    if size > limit:
+        setting = "HIPPO_INBOX_MAX_BYTES" if unit == "bytes" else "HIPPO_INBOX_MAX_CHARS"
+        raise ExtractionError("too_large", f"file is {size:,} {unit}; the limit is {limit:,} ({setting})")
+
+
+def make_source_copy(
+    data: bytes, original_name: str, ingested: str, limits: ExtractLimits | None = None
+) -> SourceCopy:
+    """Build the source copy of one inbox note (Markdown or text). Raises BadTextError / FrontmatterError on
+    bad input, ExtractionError("too_large") over the limits."""
+    limits = limits or ExtractLimits()
+    check_size(len(data), limits)
     text = decode_utf8(data, what=original_name)
+    check_size(len(text), limits, "characters")
     if original_name.lower().endswith((".md", ".markdown")):
         raw, body = frontmatter.split(text)
         fields: dict[str, Any] = frontmatter.parse_mapping(raw)
@@ -128,5 +160,61 @@ def make_source_copy(data: bytes, original_name: str, ingested: str) -> SourceCo
         "ingested": ingested,
         **{k: v for k, v in fields.items() if k not in OWNED},
     }
-    path = f"{SOURCES}/{slugify(title)}-{digest[:8]}.md"
+    path = f"{SOURCES}/{copy_name(original_name)}"
     return SourceCopy(sha256=digest, path=path, title=title, text=frontmatter.render(meta, body))
+
+
+class DocumentSource(BaseModel):
+    """A document read into Markdown, about to become `10-sources/<name>` + `10-sources/<name>.md`."""
+
+    sha256: str  # of the Markdown body, as for every source copy (`source_hashes_match` checks it)
+    original_sha256: str  # of the document's bytes, kept unchanged beside the copy
+    title: str
+    fields: dict[str, Any]
+    body: str
+    warnings: list[str] = Field(default_factory=list)
+
+    def text(self, original_path: str) -> str:
+        """The copy's text, pointing at where the original bytes were written."""
+        fields = dict(self.fields)
+        fields["original"] = original_path
+        return frontmatter.render(fields, self.body)
+
+
+def make_document_source(
+    data: bytes, original_name: str, ingested: str, limits: ExtractLimits | None = None
+) -> DocumentSource:
+    """Read one document (PDF, DOCX, XLSX, PPTX, HWPX, HTML) into a source copy.
+
+    Raises ExtractionError with the reason: over the limits, encrypted, corrupt, a scan without a text
+    layer, or no text at all (an empty source is never written).
+    """
+    limits = limits or ExtractLimits()
+    check_size(len(data), limits)
+    result = extract(data, original_name, limits)
+    body = source_body(result.markdown)
+    check_size(len(body), limits, "characters")
+    digest = body_hash(body)
+    title = (result.title or "").strip() or original_name.rsplit(".", 1)[0]
+    fields: dict[str, Any] = {
+        "type": "source-summary",
+        "status": "raw-source",
+        "trust": "source",
+        "title": title,
+        "sha256": digest,
+        "original_name": original_name,
+        "ingested": ingested,
+        "original_sha256": sha256_bytes(data),
+        "format": result.format,
+    }
+    if result.unit:
+        fields["unit"] = result.unit
+        fields["units"] = result.unit_count
+    return DocumentSource(
+        sha256=digest,
+        original_sha256=fields["original_sha256"],
+        title=title,
+        fields=fields,
+        body=body,
+        warnings=result.warnings,
+    )

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from hippo_core.extract import SUFFIXES as DOCUMENT_FORMATS
+
 INBOX = "00-inbox"
 INBOX_PROCESSED = "00-inbox/.processed"
 TODO = "05-todo"
@@ -64,8 +66,11 @@ def folder_lineage(path: str) -> str | None:
 NOT_INDEXED: tuple[str, ...] = (REVIEWS, SYSTEM, INBOX)
 NOT_INDEXED_FILES: tuple[str, ...] = ("SCHEMA.md",)
 
-# Inbox files we accept today; everything else stays in the inbox and is reported.
-INBOX_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt")
+# Inbox files ingest reads: notes as text, documents through `hippo_core.extract` (the original bytes
+# are kept beside the Markdown copy). Everything else stays in the inbox and is reported.
+TEXT_SUFFIXES: tuple[str, ...] = (".md", ".markdown", ".txt")
+DOCUMENT_SUFFIXES: tuple[str, ...] = tuple(DOCUMENT_FORMATS)
+INBOX_SUFFIXES: tuple[str, ...] = TEXT_SUFFIXES + DOCUMENT_SUFFIXES
 
 # Content lanes: which part of the vault a chunk comes from. Search can be limited to lanes.
 LANES: tuple[str, ...] = ("wiki", "sources", "notes", "conversations")
@@ -133,5 +138,13 @@ title, created, updated, tags, sources, aliases, sector, confidence, contested
 ```
 
 A `human_edit` page is never changed by the pipeline. Moving a page to another sector folder is a
-valid edit: the path wins over `sector:`.
+valid edit: the path wins over `sector:`. A value of your own (`status: done`) is kept as written and
+ranks neutral; notes without frontmatter take their first heading, else their file name, as title.
+
+## What is read, what is written
+
+- Read: every Markdown note, except hidden folders (`.obsidian/`, `.trash/`), attachments and the
+  gitignore-style patterns of `.hippoignore` at the vault root.
+- Written: HOME, index, log and the sector hubs only between `<!-- hippo:begin -->` and
+  `<!-- hippo:end -->`; text around the markers is yours. Edit inside them and the page is left alone.
 """

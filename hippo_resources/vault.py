@@ -12,6 +12,7 @@ stale `.git/index.lock` left by a killed git process is removed before the commi
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -27,10 +28,13 @@ from pydantic import PrivateAttr
 from hippo_core import approvals, frontmatter, vault_layout
 from hippo_core.approvals import ApprovalLine, LineState
 from hippo_core.cards import Card, parse_card
+from hippo_core.documents import foreign_value_report, parse_document
+from hippo_core.extract import ExtractLimits
 from hippo_core.frontmatter import Frontmatter, FrontmatterError
+from hippo_core.ignore import APP_FOLDERS, IGNORE_FILE, IgnoreRule, is_ignored, parse_ignore
 from hippo_core.sources import SourceFile, read_source_file
 from hippo_core.text_input import BadTextError, decode_utf8
-from hippo_resources.files import write_text_atomic
+from hippo_resources.files import write_atomic, write_text_atomic
 
 GIT_IDENTITY = ("-c", "user.name=Hippocampus", "-c", "user.email=hippocampus@localhost")
 # A git process holds index.lock for well under a second on a vault; an older one was left by a kill.
@@ -53,10 +57,50 @@ class VaultError(RuntimeError):
     pass
 
 
+def link_problem(root: Path, p: Path) -> str | None:
+    """Why a path cannot be read through (a symlink loop, a broken link, a link out of the vault), or None."""
+    try:
+        target = p.resolve(strict=True)
+    except RuntimeError:
+        return "symlink loop: skipped"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symlink loop: skipped"
+        return "broken symlink: skipped" if p.is_symlink() else f"unreadable: {exc.strerror}"
+    if target != root and root not in target.parents:
+        return "symlink leads outside the vault: not followed"
+    return None
+
+
+def folder_skip_reason(p: Path, rel: str, rules: list[IgnoreRule]) -> str | None:
+    """None to walk into a folder; "" to leave it out quietly; else the reason it is reported."""
+    if p.name.startswith(".") or p.name in APP_FOLDERS or is_ignored(rules, rel, is_dir=True):
+        return ""
+    if p.is_symlink():
+        return "symlinked folder: not followed"
+    return None
+
+
+def note_skip_reason(root: Path, p: Path, rel: str, rules: list[IgnoreRule]) -> str | None:
+    """None for a note to read; "" to leave a file out quietly (hidden, an attachment, ignored); else the
+    reason it is reported."""
+    name = p.name
+    if name.startswith(".") or not name.lower().endswith((".md", ".markdown")):
+        return ""
+    if is_ignored(rules, rel, is_dir=False):
+        return ""
+    if p.is_symlink():
+        return link_problem(root, p)
+    return None
+
+
 class Vault(ConfigurableResource):
     """Files under the vault root, addressed by vault-relative POSIX paths."""
 
     root: str
+    # Ingest limits of inbox files (HIPPO_INBOX_MAX_BYTES, HIPPO_INBOX_MAX_CHARS): bigger stays in the inbox.
+    inbox_max_bytes: int = 50 * 1024 * 1024
+    inbox_max_chars: int = 1_000_000
 
     # (message, paths) of this run's writes, committed together by `teardown_after_execution`.
     _pending_commit: list[tuple[str, list[str]]] = PrivateAttr(default_factory=list)
@@ -66,7 +110,10 @@ class Vault(ConfigurableResource):
         return Path(self.root).expanduser().resolve()
 
     def abs(self, rel: str) -> Path:
-        p = (self.path / rel).resolve()
+        try:
+            p = (self.path / rel).resolve()
+        except (RuntimeError, OSError):  # a symlink loop on the way
+            raise VaultError(f"{rel!r} is a symlink loop") from None
         if p != self.path and self.path not in p.parents:
             raise VaultError(f"{rel!r} points outside the vault")
         return p
@@ -78,44 +125,98 @@ class Vault(ConfigurableResource):
             raise VaultError(f"{p} is outside the vault") from None
 
     def _inside(self, p: Path) -> bool:
-        """False for a symlink that leads out of the vault: never read or index through it."""
-        return self.path in p.resolve().parents
+        """False for a symlink that leads out of the vault (or in a loop): never read or index through it."""
+        return link_problem(self.path, p) is None
+
+    def is_initialised(self) -> bool:
+        """`hippo init` ran here: SCHEMA.md, or the inbox and wiki folders of a vault made before it."""
+        return (self.path / "SCHEMA.md").is_file() or all(
+            (self.path / d).is_dir() for d in (vault_layout.INBOX, vault_layout.WIKI)
+        )
 
     def check_exists(self) -> None:
+        """Stop a run before it writes anything into a folder `hippo init` has not adopted."""
         if not self.path.is_dir():
             raise VaultError(
                 f"vault not found at {self.path}: run `hippo init {self.path}` or set HIPPO_VAULT"
+            )
+        if not self.is_initialised():
+            raise VaultError(
+                f"{self.path} is not a Hippocampus vault yet: run `hippo init {self.path}` "
+                "(it lists what it would add, and changes nothing without --yes)"
             )
 
     def ensure_layout(self) -> None:
         for folder in vault_layout.FOLDERS:
             self.abs(folder).mkdir(parents=True, exist_ok=True)
 
-    def inbox_files(self) -> list[str]:
-        """Files waiting in the inbox (not hidden, not in .processed), sorted for determinism."""
+    def extract_limits(self) -> ExtractLimits:
+        """The size limits ingest applies to inbox notes and documents."""
+        return ExtractLimits(max_bytes=self.inbox_max_bytes, max_chars=self.inbox_max_chars)
+
+    def ignore_rules(self) -> list[IgnoreRule]:
+        """The `.hippoignore` patterns at the vault root (none when the file is missing or not text)."""
+        try:
+            return parse_ignore(decode_utf8((self.path / IGNORE_FILE).read_bytes(), IGNORE_FILE))
+        except (OSError, BadTextError):
+            return []
+
+    def inbox_scan(self) -> tuple[list[str], list[dict[str, str]]]:
+        """Files waiting in the inbox (not hidden, not in .processed), sorted, and the entries that are
+        not read with the reason: symlinks are never followed in the inbox (copy the file in instead)."""
         inbox = self.abs(vault_layout.INBOX)
         if not inbox.is_dir():
-            return []
-        return sorted(
-            self.rel(p)
-            for p in inbox.iterdir()
-            if p.is_file() and not p.name.startswith(".") and self._inside(p)
-        )
+            return [], []
+        files, skipped = [], []
+        for p in sorted(inbox.iterdir()):
+            rel = f"{vault_layout.INBOX}/{p.name}"
+            if p.name.startswith("."):
+                continue
+            if p.is_symlink():
+                skipped.append(
+                    {"path": rel, "reason": "symlink: not followed in the inbox; copy the file in"}
+                )
+            elif p.is_file():
+                files.append(rel)
+        return files, skipped
+
+    def inbox_files(self) -> list[str]:
+        """Files waiting in the inbox (`inbox_scan` without the report)."""
+        return self.inbox_scan()[0]
+
+    def scan_notes(self) -> tuple[list[str], list[dict[str, str]]]:
+        """Every Markdown note of the vault, sorted, and what was skipped with the reason.
+
+        Left out quietly: hidden folders and files (`.obsidian/`, `.trash/`, `.git/`), attachments (any
+        file that is not Markdown) and `.hippoignore` matches. Reported: symlinked folders (never
+        followed), symlinks in a loop, broken or leading out of the vault.
+        """
+        rules = self.ignore_rules()
+        notes: list[str] = []
+        skipped: list[dict[str, str]] = []
+        for dirpath, dirnames, filenames in os.walk(self.path):  # never descends into a symlinked folder
+            base = Path(dirpath)
+            reldir = base.relative_to(self.path).as_posix()
+            prefix = "" if reldir == "." else reldir + "/"
+            keep = []
+            for d in sorted(dirnames):
+                reason = folder_skip_reason(base / d, prefix + d, rules)
+                if reason is None:
+                    keep.append(d)
+                elif reason:
+                    skipped.append({"path": prefix + d, "reason": reason})
+            dirnames[:] = keep
+            for name in filenames:
+                reason = note_skip_reason(self.path, base / name, prefix + name, rules)
+                if reason is None:
+                    notes.append(prefix + name)
+                elif reason:
+                    skipped.append({"path": prefix + name, "reason": reason})
+        return sorted(notes), sorted(skipped, key=lambda s: s["path"])
 
     def markdown_files(self) -> Iterator[str]:
-        """Every Markdown file of the vault (hidden folders such as .git skipped), sorted."""
-        out: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(self.path):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            for name in filenames:
-                p = Path(dirpath) / name
-                if (
-                    name.lower().endswith((".md", ".markdown"))
-                    and not name.startswith(".")
-                    and self._inside(p)
-                ):
-                    out.append(self.rel(p))
-        yield from sorted(out)
+        """Every Markdown note of the vault, sorted (`scan_notes` without the report)."""
+        yield from self.scan_notes()[0]
 
     def read_bytes(self, rel: str) -> bytes:
         return self.abs(rel).read_bytes()
@@ -125,11 +226,20 @@ class Vault(ConfigurableResource):
         return decode_utf8(self.read_bytes(rel), rel)
 
     def exists(self, rel: str) -> bool:
-        return self.abs(rel).exists()
+        """True when something holds this name; a symlink that loops or leads out of the vault holds it
+        too (so a new file never takes its place) but is never read."""
+        try:
+            return self.abs(rel).exists()
+        except VaultError:
+            return (self.path / rel).is_symlink()
 
     def write_text(self, rel: str, text: str) -> None:
         """Write atomically (temp file + fsync + rename): Obsidian never sees half a note."""
         write_text_atomic(self.abs(rel), text)
+
+    def write_bytes(self, rel: str, data: bytes) -> None:
+        """Write bytes atomically: a document's original, kept unchanged beside its Markdown copy."""
+        write_atomic(self.abs(rel), lambda tmp: tmp.write_bytes(data))
 
     def delete(self, rel: str) -> None:
         """Remove a file the pipeline owns (a promoted staging card); the run's commit records it."""
@@ -208,6 +318,18 @@ class Vault(ConfigurableResource):
             out.append((rel, fm, body))
         return out
 
+    def unknown_frontmatter_values(self) -> list[dict[str, Any]]:
+        """Frontmatter values outside the contract in the indexed notes, once per (field, value), with how
+        many notes hold it and one of them: the `vault_documents` run metadata, for `hippo doctor`."""
+        docs = []
+        for rel in self.markdown_files():
+            if vault_layout.is_indexed(rel):
+                try:
+                    docs.append(parse_document(rel, self.read_bytes(rel)))
+                except (BadTextError, OSError):
+                    continue
+        return foreign_value_report(docs)
+
     def read_ledger(self, rel: str) -> list[dict[str, Any]]:
         """Records of a JSONL ledger file, or of every `*.jsonl` in a ledger folder (in file-name order);
         a line that is not JSON is skipped."""
@@ -250,6 +372,16 @@ class Vault(ConfigurableResource):
     def init_git(self) -> None:
         if not self.is_git_repo():
             self.git("init", "-q", "-b", "main")
+
+    def is_committed(self, rel: str) -> bool:
+        """True when git holds this file exactly as it is on disk (tracked, no change since HEAD)."""
+        if not self.is_git_repo():
+            return False
+        try:
+            self.git("ls-files", "--error-unmatch", "--", rel)
+            return not self.git("status", "--porcelain", "--", rel).strip()
+        except VaultError:
+            return False
 
     def commit_at_run_end(self, message: str, paths: list[str]) -> None:
         """Add these writes to the run's one commit (made when the run ends; see the module docstring)."""

@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from hippo_core import frontmatter
 from hippo_core.scanners import find_injections, find_secrets
 from hippo_core.sources import slugify
 from hippo_core.text_input import BadTextError, validate_query
@@ -135,15 +136,16 @@ class ConversationMemory:
             raise CaptureRejected(f"refused: the capture looks like a prompt injection ({injections})")
         now = self.now().replace(microsecond=0)
         tags = ["capture", request.kind] + ([slugify(request.project, 40)] if request.project else [])
-        title = request.title.replace("\n", " ").replace('"', "'")
-        note = (
-            "---\n"
-            "type: conversation\nstatus: draft\ntrust: llm_context\n"
-            f'title: "{title}"\ncreated: {now.date().isoformat()}\n'
-            f"tags: [{', '.join(tags)}]\n"
-            "---\n\n"
-            f"# {title}\n\n{request.summary}\n"
-        )
+        title = " ".join(request.title.splitlines())  # one line; `\\`, quotes, controls kept as written
+        fields = {
+            "type": "conversation",
+            "status": "draft",
+            "trust": "llm_context",
+            "title": title,
+            "created": now.date().isoformat(),
+            "tags": tags,
+        }
+        note = frontmatter.render(fields, f"# {title}\n\n{request.summary}\n")  # YAML library (issue 9.9)
         stem = f"{INBOX}/{now.strftime('%Y%m%dT%H%M%S')}-{slugify(request.title, 50)}"
         for n in range(MAX_SAME_NAME):  # captures of one title in one second: .1, .2, ... never overwritten
             rel = f"{stem}.md" if n == 0 else f"{stem}.{n}.md"

@@ -29,9 +29,9 @@ from hippo_assets.ingest.assets import sources
 from hippo_core import documents, fingerprints, frontmatter, text_input, vault_layout
 from hippo_core.bm25 import BM25Index, BM25Params, TermCounts
 from hippo_core.chunking import ChunkParams
-from hippo_core.documents import Document, check_removal, chunk_rows, parse_document
+from hippo_core.documents import Document, check_removal, chunk_rows, foreign_value_report, parse_document
 from hippo_core.frontmatter import FrontmatterError
-from hippo_core.scrub import scrub
+from hippo_core.scrub import scrub, scrub_value
 from hippo_core.text_input import BadTextError
 from hippo_core.tokenize import Tokenizer, TokenizerConfig
 from hippo_core.vault_layout import is_indexed
@@ -48,6 +48,27 @@ from hippo_resources.chunk_store import (
 )
 from hippo_resources.scan_cache import ScanCache
 from hippo_resources.vector_store import VectorStoreCorrupt
+
+
+def _note_report(vault: Vault) -> dict:
+    """What the scan skipped, values outside the contract (once per value), and ignored frontmatter.
+
+    Parses every note again (the scan cache keeps only table rows); issue 14 point 2's report.
+    """
+    notes, skipped = vault.scan_notes()
+    parsed = []
+    for rel in notes:
+        if is_indexed(rel):
+            try:
+                parsed.append(parse_document(rel, vault.read_bytes(rel)))
+            except (BadTextError, OSError):
+                continue
+    ignored = [{"path": d.path, "reason": d.frontmatter_problem} for d in parsed if d.frontmatter_problem]
+    return {
+        "unknown_frontmatter_values": MetadataValue.json(foreign_value_report(parsed)),
+        "frontmatter_ignored": MetadataValue.json(scrub_value(ignored)),
+        "skipped_paths": MetadataValue.json(scrub_value(skipped)),
+    }
 
 
 @asset(
@@ -97,6 +118,7 @@ def vault_documents(
             "documents": frame.height,
             "malformed": len(errors),
             "malformed_files": MetadataValue.json(errors),
+            **_note_report(vault),
             "sector_mismatches": MetadataValue.json(mismatches),
             "by_status": MetadataValue.json(by_status),
             "parsed": len(scan.parsed),

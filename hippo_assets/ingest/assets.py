@@ -20,10 +20,12 @@ from pydantic import Field
 
 from expectations import check_result, suites
 from hippo_assets.ingest import GROUP
+from hippo_core.extract import ExtractionError, format_for
 from hippo_core.frontmatter import FrontmatterError
-from hippo_core.sources import make_source_copy
+from hippo_core.scrub import scrub, scrub_value
+from hippo_core.sources import copy_name, make_document_source, make_source_copy, with_suffix_number
 from hippo_core.text_input import BadTextError
-from hippo_core.vault_layout import INBOX_PROCESSED, INBOX_SUFFIXES
+from hippo_core.vault_layout import INBOX_PROCESSED, INBOX_SUFFIXES, SOURCES
 from hippo_resources import Vault
 
 
@@ -35,29 +37,57 @@ class SourcesConfig(Config):
 
 
 def known_sources(vault: Vault) -> dict[str, str]:
-    """Declared sha256 → path of every source copy already in 10-sources/ (what makes ingest idempotent)."""
+    """Declared sha256 (and a document's original_sha256) → path of every source copy already in
+    10-sources/: what makes ingest idempotent."""
     copies, _ = vault.source_copies()
-    return {c.declared_sha256: c.path for c in copies if c.declared_sha256}
+    known = {c.declared_sha256: c.path for c in copies if c.declared_sha256}
+    known.update(
+        {str(c.fields["original_sha256"]): c.path for c in copies if c.fields.get("original_sha256")}
+    )
+    return known
+
+
+def free_name(vault: Vault, name: str, document: bool) -> tuple[str, str | None]:
+    """(copy path, original path or None) in 10-sources/ under the inbox file's own name; a number is added
+    only when that name is taken (`report.1.pdf`, `report.1.pdf.md`)."""
+    n = 0
+    while True:
+        current = name if n == 0 else with_suffix_number(name, n)
+        copy = f"{SOURCES}/{copy_name(current)}"
+        original = f"{SOURCES}/{current}" if document else None
+        if not vault.exists(copy) and (original is None or not vault.exists(original)):
+            return copy, original
+        n += 1
+
+
+def _names(paths: list[str], most: int = 5) -> str:
+    shown = ", ".join(PurePosixPath(p).name for p in paths[:most])
+    return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")
 
 
 @asset(
     group_name=GROUP,
     kinds={"markdown", "git"},
-    description="Each inbox file (Markdown or text) becomes an immutable copy in 10-sources/ with "
-    "status raw-source, its original trust, sha256, original name and ingest time; the inbox file moves "
-    "to 00-inbox/.processed/. Same bytes twice make one source. Bad files stay in the inbox and are reported.",
+    description="Each inbox note (Markdown, text) and document (PDF, DOCX, XLSX, PPTX, HWPX, HTML) becomes a "
+    "source in 10-sources/ under its own file name: notes as a copy with status raw-source, sha256, original "
+    "name and ingest time; documents as the original bytes unchanged beside `<name>.md`, the extracted "
+    "Markdown with `## Page N` / `## Slide N` / `## Sheet X` anchors. The inbox file moves to "
+    "00-inbox/.processed/. Same bytes twice make one source. Files over the size limits, encrypted, corrupt, "
+    "scanned without text or empty stay in the inbox with the reason; symlinks there are reported, not followed.",
 )
 def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault) -> MaterializeResult:
     vault.check_exists()
     vault.ensure_layout()
-    inbox = vault.inbox_files()
+    inbox, inbox_skipped = vault.inbox_scan()
     wanted = [f for f in inbox if not config.files or f in set(config.files)]
-    missing = sorted(set(config.files) - set(inbox))
+    missing = sorted(set(config.files) - set(inbox) - {s["path"] for s in inbox_skipped})
     known = known_sources(vault)
+    limits = vault.extract_limits()
     ingested: list[str] = []
     duplicates: list[str] = []
     rejected: list[dict[str, str]] = []
     skipped: list[str] = []
+    warnings: list[dict[str, str]] = []
     now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
     touched: list[str] = []
     for rel in wanted:
@@ -65,23 +95,46 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
         if not name.lower().endswith(INBOX_SUFFIXES):
             skipped.append(rel)
             continue
+        document = format_for(name) is not None
         try:
-            copy = make_source_copy(vault.read_bytes(rel), name, now)
-        except (BadTextError, FrontmatterError) as exc:
-            rejected.append({"file": rel, "reason": str(exc)})
-            context.log.warning(f"left in the inbox: {rel}: {exc}")
+            data = vault.read_bytes(rel)
+            if document:
+                doc = make_document_source(data, name, now, limits)
+                digests: tuple[str, ...] = (doc.sha256, doc.original_sha256)
+            else:
+                copy = make_source_copy(data, name, now, limits)
+                digests = (copy.sha256,)
+        except (BadTextError, FrontmatterError, ExtractionError, OSError) as exc:
+            reason = exc.reason if isinstance(exc, ExtractionError) else str(exc)
+            kind = exc.kind if isinstance(exc, ExtractionError) else type(exc).__name__
+            rejected.append({"file": rel, "kind": kind, "reason": reason})
+            context.log.warning(f"left in the inbox: {rel}: {scrub(reason).text}")
             continue
-        if copy.sha256 in known:
-            duplicates.append(f"{rel} = {known[copy.sha256]}")
+        seen = next((known[d] for d in digests if d in known), None)
+        if seen:
+            duplicates.append(f"{rel} = {seen}")
         else:
-            vault.write_text(copy.path, copy.text)
-            touched.append(copy.path)
-            known[copy.sha256] = copy.path
-            ingested.append(copy.path)
-            context.log.info(f"ingested {rel} → {copy.path}")
+            path, original = free_name(vault, name, document)
+            if original is not None:
+                vault.write_bytes(original, data)
+                vault.write_text(path, doc.text(original))
+                touched.append(original)
+                warnings += [{"file": rel, "warning": w} for w in doc.warnings]
+            else:
+                vault.write_text(path, copy.text)
+            touched.append(path)
+            known.update(dict.fromkeys(digests, path))
+            ingested.append(path)
+            context.log.info(f"ingested {rel} → {path}")
         touched += [rel, vault.move(rel, f"{INBOX_PROCESSED}/{name}")]
     if touched:
-        vault.commit_at_run_end(f"ingest: {len(ingested)} new source(s)", touched)
+        what = f"ingest: {len(ingested)} new source(s)"
+        if ingested:
+            what += f" ({_names(ingested)})"
+        if duplicates:
+            what += f", {len(duplicates)} duplicate(s) moved to .processed"
+        vault.commit_at_run_end(what, touched)
+    _, vault_skipped = vault.scan_notes()
     return MaterializeResult(
         metadata={
             "ingested": len(ingested),
@@ -89,10 +142,13 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             "rejected": len(rejected),
             "new_sources": MetadataValue.json(ingested),
             "duplicate_files": MetadataValue.json(duplicates),
-            "rejected_files": MetadataValue.json(rejected),
+            "rejected_files": MetadataValue.json(scrub_value(rejected)),
             "unsupported_files": MetadataValue.json(skipped),
+            "inbox_symlinks": MetadataValue.json(inbox_skipped),
+            "vault_skipped": MetadataValue.json(scrub_value(vault_skipped)),
+            "extraction_warnings": MetadataValue.json(scrub_value(warnings)),
             "not_in_inbox": MetadataValue.json(missing),
-            "total_sources": len(known),
+            "total_sources": len(set(known.values())),
         }
     )
 

@@ -19,20 +19,23 @@ from hippo_assets.clock import now, today
 from hippo_assets.compile.assets import approval_requests
 from hippo_assets.compile.related import tokenizer
 from hippo_assets.publish import GROUP
-from hippo_core import approvals, frontmatter
+from hippo_core import approvals, frontmatter, generated
 from hippo_core.cards import fingerprint, parse_card, promoted_text
 from hippo_core.gates import build_facts, check_card, latest_verdicts, promotion_target
+from hippo_core.generated import new_page
 from hippo_core.governance import CANONICAL_STATUSES
 from hippo_core.index_pages import (
     GENERATED_BY,
     PageInfo,
     Queues,
     ReviewItem,
+    home_block,
+    hub_block,
     hub_path,
-    render_home,
-    render_hub,
-    render_index,
+    index_block,
+    page_fields,
 )
+from hippo_core.text_input import BadTextError
 from hippo_core.vault_layout import GATES_DIR, LOG, PROMOTIONS_DIR, ledger_file, sector_for_path
 from hippo_resources import Vault
 
@@ -123,14 +126,18 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
             ],
         )
         log = vault.read_text(LOG) if vault.exists(LOG) else "# Log\n"
-        vault.write_text(LOG, log.rstrip("\n") + f"\n\n## [{date}] promote | {card.title}\n")
+        vault.write_text(LOG, generated.append(log, f"## [{date}] promote | {card.title}"))
         touched += [ledger_file(PROMOTIONS_DIR, date), LOG]
     if not dry:
         for rel, text in texts.items():
             vault.write_text(rel, text)
             touched.append(rel)
     if touched:
-        vault.commit_at_run_end(f"promote: {len(promoted)} page(s)", sorted(set(touched)))
+        titles = ", ".join(p["title"] for p in promoted[:5]) + (" …" if len(promoted) > 5 else "")
+        what = f"promote: {len(promoted)} page(s)" + (f" ({titles})" if promoted else "")
+        if rejected or proposals:
+            what += f", {len(rejected)} rejected, {len(proposals)} proposal(s)"
+        vault.commit_at_run_end(what, sorted(set(touched)))
     return MaterializeResult(
         metadata={
             "dry_run": dry,
@@ -166,14 +173,17 @@ def canonical_sectors_match(vault: Vault) -> AssetCheckResult:
     )
 
 
-def _owned(vault: Vault, rel: str, seed_marker: str) -> bool:
-    """index_pages may write a page it generated before, a missing one, or the untouched `hippo init` seed."""
-    if not vault.exists(rel):
+def _replaceable(vault: Vault, rel: str, text: str, seed_body: str) -> bool:
+    """A page index_pages may write whole: the untouched `hippo init` seed, or a page it generated before
+    the markers existed that git holds exactly as it is (so the old text stays in history)."""
+    try:
+        raw, body = frontmatter.split(text)
+        fields = frontmatter.parse_mapping(raw)
+    except frontmatter.FrontmatterError:
+        return False
+    if body.strip() in (seed_body, ""):
         return True
-    text = vault.read_text(rel)
-    fields = frontmatter.parse_mapping(frontmatter.split(text)[0])
-    body = frontmatter.split(text)[1].strip()
-    return fields.get("generated_by") == GENERATED_BY or body in (seed_marker, "")
+    return fields.get("generated_by") == GENERATED_BY and vault.is_committed(rel)
 
 
 @asset(
@@ -181,8 +191,10 @@ def _owned(vault: Vault, rel: str, seed_marker: str) -> bool:
     kinds={"markdown"},
     deps=[canonical_wiki],
     description="HOME.md (canonical pages per sector, queue sizes, recent promotions, what to review first), "
-    "index.md (catalogue of canonical pages) and one hub page per sector (20-wiki/<sector>/_hub.md). "
-    "Files are rewritten only when their content changes: the same vault gives byte-identical pages.",
+    "index.md (catalogue of canonical pages) and one hub page per sector (20-wiki/<sector>/_hub.md). Only the "
+    "block between `<!-- hippo:begin -->` and `<!-- hippo:end -->` is written; a person's text around it is "
+    "never touched, and a page whose block a person changed (its fingerprint no longer matches) or that has "
+    "no markers is left alone and reported. The same vault gives byte-identical pages.",
 )
 def index_pages(context: AssetExecutionContext, vault: Vault) -> MaterializeResult:
     pages = [
@@ -207,24 +219,39 @@ def index_pages(context: AssetExecutionContext, vault: Vault) -> MaterializeResu
     )
     recent = list(reversed(vault.read_ledger(PROMOTIONS_DIR)))[:10]
     review = [ReviewItem(card=ln.card, title=ln.title, file=ln.file) for ln in open_lines[:10]]
+    # page → (title, heading, generated block, body of the `hippo init` seed)
     wanted = {
-        "HOME.md": (render_home(pages, queues, recent, review), "# Home\n\nStart here."),
-        "index.md": (render_index(pages), "# Index"),
+        "HOME.md": ("Home", "Home", home_block(pages, queues, recent, review), "# Home\n\nStart here."),
+        "index.md": ("Index", "Index", index_block(pages), "# Index"),
     }
     for sector in sorted({p.sector for p in pages}):
-        wanted[hub_path(sector)] = (render_hub(sector, [p for p in pages if p.sector == sector]), "")
+        block = hub_block(sector, [p for p in pages if p.sector == sector])
+        wanted[hub_path(sector)] = (f"{sector} hub", sector, block, "")
     written, refused = [], []
-    for rel, (text, seed) in wanted.items():
-        if vault.exists(rel) and vault.read_text(rel) == text:
-            continue
-        if not _owned(vault, rel, seed):
-            refused.append(rel)
-            context.log.warning(f"{rel} was edited by a person: left as it is")
-            continue
-        vault.write_text(rel, text)
-        written.append(rel)
+    for rel, (title, heading, block, seed) in wanted.items():
+        fresh = new_page(page_fields(title), heading, block)
+        if not vault.exists(rel):
+            text: str | None = fresh
+        else:
+            try:
+                existing = vault.read_text(rel)
+            except BadTextError as exc:
+                refused.append({"page": rel, "reason": str(exc)})
+                continue
+            update = generated.update(existing, block)
+            if update.outcome == "no_markers" and _replaceable(vault, rel, existing, seed):
+                text = None if existing == fresh else fresh
+            elif update.outcome in ("no_markers", "edited"):
+                refused.append({"page": rel, "reason": update.reason or update.outcome})
+                context.log.warning(f"{rel} left as it is: {update.reason}")
+                continue
+            else:
+                text = update.text
+        if text is not None:
+            vault.write_text(rel, text)
+            written.append(rel)
     if written:
-        vault.commit_at_run_end(f"index pages: {len(written)} updated", written)
+        vault.commit_at_run_end(f"index pages: {', '.join(written)} updated", written)
     return MaterializeResult(
         metadata={
             "canonical_pages": len(pages),

@@ -16,12 +16,13 @@ from pydantic import Field
 from hippo_assets.clock import now
 from hippo_assets.publish import GROUP
 from hippo_core import frontmatter
+from hippo_core.extract import ExtractionError
 from hippo_core.frontmatter import FrontmatterError
 from hippo_core.gates import page_lineage
 from hippo_core.governance import CANONICAL_STATUSES
 from hippo_core.sources import body_hash, make_source_copy
 from hippo_core.text_input import BadTextError
-from hippo_core.vault_layout import ARCHIVE, INBOX_PROCESSED, INBOX_SUFFIXES, JANITOR_DIR, ledger_file
+from hippo_core.vault_layout import ARCHIVE, INBOX_PROCESSED, JANITOR_DIR, TEXT_SUFFIXES, ledger_file
 from hippo_resources import Vault
 
 
@@ -89,11 +90,11 @@ def janitor(context: AssetExecutionContext, config: JanitorConfig, vault: Vault)
         actual.setdefault(c.body_sha256, c.path)
     for rel in vault.inbox_files():
         name = PurePosixPath(rel).name
-        if not name.lower().endswith(INBOX_SUFFIXES):
+        if not name.lower().endswith(TEXT_SUFFIXES):
             continue
         try:
-            copy = make_source_copy(vault.read_bytes(rel), name, now())
-        except (BadTextError, FrontmatterError):
+            copy = make_source_copy(vault.read_bytes(rel), name, now(), vault.extract_limits())
+        except (BadTextError, FrontmatterError, ExtractionError, OSError):
             continue
         existing = known.get(copy.sha256) or actual.get(copy.sha256)
         if existing:

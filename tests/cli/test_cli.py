@@ -47,14 +47,15 @@ def test_init_lays_out_a_vault_under_git(tmp_path: Path) -> None:
     assert main(["init", str(vault)]) == 0  # idempotent on a vault
 
 
-def test_init_refuses_a_non_empty_folder_that_is_not_a_vault(
+def test_init_on_a_non_empty_folder_only_lists_what_it_would_add(
     tmp_path: Path, capsys: pytest.CaptureFixture
 ) -> None:
     other = tmp_path / "project"
     other.mkdir()
     (other / "main.c").write_text("int main(){}")
-    assert main(["init", str(other)]) == 2
-    assert "not empty" in capsys.readouterr().err
+    assert main(["init", str(other)]) == 0
+    out = capsys.readouterr().out
+    assert "would add" in out and "SCHEMA.md" in out and "--yes" in out and "main.c" not in out
     assert sorted(p.name for p in other.iterdir()) == ["main.c"]  # nothing changed
 
 

@@ -15,7 +15,7 @@ from hippo_resources.llm import LLM, LLMError
 from tests.compile.conftest import compile_source, recorded_llm
 from tests.conftest import run_graph
 
-SOURCE = "10-sources/커피냅-실험-7512925d.md"
+SOURCE = "10-sources/coffee-nap.md"
 
 
 @pytest.fixture

@@ -59,7 +59,9 @@ def test_inbox_to_canonical_page_found_above_its_source(settings: HippoSettings)
     assert list((settings.vault / "90-system" / "promotions").glob("*.jsonl"))
     # exactly one commit for the promotion run, index pages included
     log = vault.git("log", "--format=%s", f"{head_before}..HEAD").splitlines()
-    assert log == ["promote: 1 page(s); index pages: 4 updated"]
+    assert len(log) == 1 and log[0].startswith(
+        "promote: 1 page(s) (커피냅 실험); index pages: HOME.md, index.md"
+    )
     home = (settings.vault / "HOME.md").read_text(encoding="utf-8")
     assert "approvals waiting: 2" in home and "커피냅 실험" in home
     assert "[[20-wiki/health/커피냅-실험|커피냅 실험]]" in (settings.vault / "index.md").read_text(
@@ -78,5 +80,5 @@ def test_inbox_to_canonical_page_found_above_its_source(settings: HippoSettings)
     assert run_graph(settings, instance).success
     response = open_engine(settings).search(SearchRequest(query="커피냅 실험 낮잠", limit=10))
     paths = [h.path for h in response.results]
-    source = next(p for p in paths if p.startswith("10-sources/커피냅"))
+    source = next(p for p in paths if p.startswith("10-sources/coffee-nap"))
     assert paths.index("20-wiki/health/커피냅-실험.md") < paths.index(source), paths

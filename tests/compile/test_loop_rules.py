@@ -153,7 +153,7 @@ def test_a_compile_run_and_a_promote_run_make_one_commit_each(fresh) -> None:
     head = vault.git("rev-parse", "HEAD").strip()
     assert promote(settings, instance).success
     [message] = new_commits(vault, head)
-    assert message.startswith("promote: 1 page(s); index pages:")
+    assert message.startswith("promote: 1 page(s) (") and "; index pages: HOME.md, index.md" in message
     assert vault.git("status", "--porcelain") == ""
 
 

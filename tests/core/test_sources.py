@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from hippo_core import frontmatter
+from hippo_core.extract import ExtractionError, ExtractLimits
 from hippo_core.fingerprints import sha256_text
 from hippo_core.frontmatter import FrontmatterError
-from hippo_core.sources import body_hash, make_source_copy, slugify
+from hippo_core.sources import body_hash, copy_name, make_source_copy, slugify, with_suffix_number
 from hippo_core.text_input import BadTextError
 
 NOW = "2025-06-01T09:00:00+00:00"
@@ -85,23 +86,36 @@ def test_title_comes_from_frontmatter_then_h1_then_first_line_then_name(
     assert fields_of(copy.text)[0]["title"] == title
 
 
-def test_path_is_a_slug_of_the_title_plus_the_hash_prefix() -> None:
+def test_the_copy_keeps_the_original_file_name() -> None:
     copy = make_source_copy(NAP.encode(), "coffee-nap.md", NOW)
-    assert copy.path == f"10-sources/커피냅-실험-{copy.sha256[:8]}.md"
+    assert copy.path == "10-sources/coffee-nap.md"
+    assert make_source_copy(b"plain\n", "회의 메모.txt", NOW).path == "10-sources/회의 메모.txt.md"
+    assert copy_name("report.pdf") == "report.pdf.md" and copy_name("Note.Markdown") == "Note.Markdown"
+    assert with_suffix_number("report.pdf", 1) == "report.1.pdf"
+    assert with_suffix_number("coffee-nap.md", 2) == "coffee-nap.2.md"
+    assert with_suffix_number("README", 1) == "README.1"
     assert slugify("Hello, World! 안녕?") == "hello-world-안녕"
     assert slugify("!!!") == "note"
     assert len(slugify("a" * 200)) == 60
 
 
-def test_same_body_gives_the_same_hash_and_path() -> None:
+def test_same_body_gives_the_same_hash() -> None:
     first = make_source_copy(NAP.encode(), "coffee-nap.md", NOW)
     again = make_source_copy(NAP.encode(), "coffee-nap.md", LATER)  # ingested later
     assert (again.sha256, again.path) == (first.sha256, first.path)
     # only the body is hashed: other frontmatter keys do not change the identity of a source
     retagged = make_source_copy(NAP.replace("tags: [sleep]", "tags: [nap]").encode(), "copy.md", NOW)
-    assert (retagged.sha256, retagged.path) == (first.sha256, first.path)
+    assert retagged.sha256 == first.sha256
     edited = make_source_copy(NAP.replace("20분", "30분").encode(), "coffee-nap.md", NOW)
-    assert edited.sha256 != first.sha256 and edited.path != first.path
+    assert edited.sha256 != first.sha256
+
+
+def test_inbox_note_over_the_limits_is_refused_with_the_reason() -> None:
+    with pytest.raises(ExtractionError, match="HIPPO_INBOX_MAX_BYTES") as exc:
+        make_source_copy(b"x" * 2000, "big.md", NOW, ExtractLimits(max_bytes=1000))
+    assert exc.value.kind == "too_large"
+    with pytest.raises(ExtractionError, match="HIPPO_INBOX_MAX_CHARS"):
+        make_source_copy("가".encode() * 600, "big.md", NOW, ExtractLimits(max_bytes=10_000, max_chars=500))
 
 
 def test_crlf_and_lf_files_hash_the_same() -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from hippo_cli.vault_init import init_vault
 from hippo_core.ranking import RankingParams
 from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
@@ -70,6 +71,7 @@ def engine(tmp_path_factory: pytest.TempPathFactory, embed_cache: Path):  # noqa
             NOTE.format(title=title, status=status, updated=updated, aliases=aliases, body=body),
             encoding="utf-8",
         )
+    init_vault(vault)  # adopt the folder: a run refuses one `hippo init` never saw
     settings = HippoSettings(vault=vault, home=root / "home", embed_cache_path=embed_cache)
     assert run_graph(settings).success
     return open_engine(settings)

@@ -185,3 +185,17 @@ def test_a_killed_writers_temporary_is_removed_and_a_live_ones_kept(tmp_path: Pa
         writers[1].wait()
     assert left == sorted([names[1], "note.md"])  # the live writer's temporary stays
     assert target.read_text(encoding="utf-8") == "whole\n"
+
+
+def test_capture_titles_with_backslashes_and_controls_round_trip(
+    api: TestClient, fresh: HippoSettings
+) -> None:
+    """Issue 9 point 9: the capture note's frontmatter is written by the YAML library."""
+    from hippo_core import frontmatter
+
+    for title in ("C:\\Users\\me\\notes", 'say "hi" \\ bye', "bell\x07 tab\t esc\x1b[0m"):
+        r = api.post("/api/v1/captures", json={"title": title, "summary": "body"}, headers=AUTH)
+        assert r.status_code == 201, r.text
+        text = (fresh.vault / r.json()["path"]).read_text(encoding="utf-8")
+        fm, _ = frontmatter.parse(text)
+        assert fm.title == title

@@ -126,13 +126,14 @@ def test_a_burst_is_split_into_batches_of_at_most_twenty(bare_vault: Path) -> No
 
 def test_unsupported_hidden_and_processed_files_are_ignored(bare_vault: Path) -> None:
     drop(bare_vault, "photo.png", b"\x89PNG\r\n")
-    drop(bare_vault, "paper.pdf", b"%PDF-1.7")
+    drop(bare_vault, "archive.zip", b"PK\x03\x04")
     drop(bare_vault, ".DS_Store", b"\x00\x01")
     (bare_vault / "00-inbox/.processed/old.md").write_text("already done\n", encoding="utf-8")
     assert isinstance(tick(bare_vault), SkipReason)
     drop(bare_vault, "LOUD.MD", "# upper-case suffix\n")
+    drop(bare_vault, "paper.PDF", b"%PDF-1.7")  # documents are ingested too (issue 14 point 4)
     result = tick(bare_vault)
-    assert [files_of(r) for r in result.run_requests] == [["00-inbox/LOUD.MD"]]
+    assert [files_of(r) for r in result.run_requests] == [["00-inbox/LOUD.MD", "00-inbox/paper.PDF"]]
 
 
 def test_missing_vault_or_inbox_skips(tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def test_cross_lingual_query_is_found_by_the_semantic_lane(client: TestClient) -
 
 def test_english_query_and_inbox_note_after_ingest(client: TestClient) -> None:
     top = search(client, query="SANDPIPER experiment latency", limit=2)["results"][0]
-    assert top["path"].startswith("10-sources/retrieval-sync") and top["lane"] == "sources"
+    assert top["path"] == "10-sources/meeting-notes.txt.md" and top["lane"] == "sources"
     assert set(top["matched_by"]) == {"lexical", "semantic"}
 
 
