@@ -226,6 +226,12 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return restore(_settings(args), Path(args.snapshot), args.into, args.yes)
 
 
+def cmd_gc(args: argparse.Namespace) -> int:
+    from hippo_cli.gc import gc
+
+    return gc(_settings(args), args.older_than)
+
+
 def cmd_status(args: argparse.Namespace) -> int:
     from hippo_search.pipeline import open_engine
 
@@ -342,6 +348,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--into", type=Path, help="the home to restore into (default: the live HIPPO_HOME)")
     p.add_argument("--yes", action="store_true", help="allow replacing existing stores (the live home)")
     p.set_defaults(func=cmd_restore)
+
+    p = sub.add_parser(
+        "gc", help="purge the chunks and vectors of deleted notes now (else kept HIPPO_DELETE_RETENTION_DAYS)"
+    )
+    common(p)
+    p.add_argument("--older-than", type=float, metavar="DAYS", help="only those deleted over DAYS ago")
+    p.set_defaults(func=cmd_gc)
 
     p = sub.add_parser("status", help="what is indexed")
     common(p)

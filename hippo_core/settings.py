@@ -93,6 +93,12 @@ class HippoSettings(BaseSettings):
         validation_alias="HIPPO_EMBED_CACHE",
         description="Content-addressed vector cache (default: HIPPO_HOME/embed-cache.sqlite).",
     )
+    delete_retention_days: float = Field(
+        default=7.0,
+        ge=0,
+        description="Days the chunks and vectors of a note that left the vault are kept (out of search) before "
+        "they are purged; a note back within them is not embedded again. `hippo gc` purges now.",
+    )
     chroma_url: str | None = Field(
         default=None,
         description="Chroma server, e.g. http://chroma:8000 (default: embedded Chroma in HIPPO_HOME/chroma).",

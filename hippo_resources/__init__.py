@@ -169,7 +169,7 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
     s = settings.model_copy(update={"home": settings.home.resolve(), "vault": settings.vault.resolve()})
     return HippoResources(
         vault=Vault(root=str(s.vault), inbox_max_bytes=s.inbox_max_bytes, inbox_max_chars=s.inbox_max_chars),
-        chunk_store=ChunkStore(root=str(s.chunks_dir)),
+        chunk_store=ChunkStore(root=str(s.chunks_dir), retention_days=s.delete_retention_days),
         embedder=build_embedder(s, env_secrets),
         vector_store=build_vector_store(s),
         lexical_store=LexicalStore(root=str(s.lexical_dir)),

@@ -1,7 +1,15 @@
-"""Chroma, the vector store: one vector per chunk, id = chunk id, cosine space."""
+"""Chroma, the vector store: one vector per chunk, id = chunk id, cosine space.
+
+The live collection holds exactly the vectors of the live chunks. Vectors of a note that left the vault
+move to a second collection, the trash (`<name>_deleted`, metadata `deleted_at` in epoch seconds), so
+search never sees them; a note that comes back within the retention period takes its vectors back by
+embed_hash instead of being embedded again, and `purge_trash` drops what has been deleted for longer.
+"""
 
 from __future__ import annotations
 
+import shutil
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -10,6 +18,14 @@ import numpy as np
 from dagster import ConfigurableResource
 
 COLLECTION = "chunks"
+TRASH_SUFFIX = "_deleted"
+DELETED_AT = "deleted_at"
+
+
+class VectorStoreCorrupt(RuntimeError):
+    """The embedded Chroma folder cannot be opened or read."""
+
+
 OVERFETCH = 4
 """`nearest` first asks for this many times `n` unfiltered results."""
 MAX_OVERFETCH = 4096
@@ -108,6 +124,108 @@ class VectorStore(ConfigurableResource):
         col = collection or self.collection()
         res = col.query(query_embeddings=[vector], n_results=n, where=where or None, include=["distances"])
         return [(cid, 1.0 - float(d)) for cid, d in zip(res["ids"][0], res["distances"][0], strict=True)]
+
+    # --- soft delete: the trash collection ------------------------------------------------------
+    def trash(self) -> Any:
+        """The collection of soft-deleted vectors (same space as the live one)."""
+        return self.client().get_or_create_collection(
+            self.collection_name + TRASH_SUFFIX,
+            configuration={"hnsw": {"space": "cosine"}},
+            embedding_function=None,
+        )
+
+    def move_to_trash(self, ids: list[str], collection: Any = None, deleted_at: float | None = None) -> int:
+        """Soft-delete: copy vectors and metadata to the trash, then drop them from the live collection.
+        A kill in between leaves a copy in both; the next run moves it again (upsert is idempotent)."""
+        if not ids:
+            return 0
+        col = collection or self.collection()
+        bin_ = self.trash()
+        # whole seconds: Chroma may keep a float metadata value as float32, 128 s apart at today's epoch
+        when = int(time.time() if deleted_at is None else deleted_at)
+        moved = 0
+        for start in range(0, len(ids), 1000):
+            got = col.get(ids=ids[start : start + 1000], include=["embeddings", "metadatas"])
+            if got["ids"]:
+                metas = [{**(m or {}), DELETED_AT: when} for m in got["metadatas"] or []]
+                bin_.upsert(ids=got["ids"], embeddings=got["embeddings"], metadatas=metas)
+                moved += len(got["ids"])
+            col.delete(ids=ids[start : start + 1000])
+        return moved
+
+    def from_trash(self, embed_hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        """Vectors in the trash by embed_hash (the text and model that made them), for reuse."""
+        if not embed_hashes:
+            return {}
+        bin_ = self.trash()
+        if bin_.count() == 0:
+            return {}
+        out: dict[str, np.ndarray] = {}
+        wanted = list(dict.fromkeys(embed_hashes))
+        for start in range(0, len(wanted), 500):
+            got = bin_.get(
+                where={"embed_hash": {"$in": wanted[start : start + 500]}},
+                include=["embeddings", "metadatas"],
+            )
+            for emb, meta in zip(got["embeddings"], got["metadatas"] or [], strict=False):
+                if meta and meta.get("embed_hash"):
+                    out[str(meta["embed_hash"])] = np.asarray(emb, dtype=np.float32)
+        return out
+
+    def drop_from_trash(self, ids: list[str]) -> None:
+        """Forget trash entries whose vectors went back to the live collection."""
+        if ids:
+            bin_ = self.trash()
+            for start in range(0, len(ids), 1000):
+                bin_.delete(ids=ids[start : start + 1000])
+
+    def trashed(self) -> dict[str, dict[str, Any]]:
+        """Every soft-deleted id with its metadata (`deleted_at`, `path`, ...)."""
+        return self.existing(self.trash())
+
+    def purge_trash(self, older_than: float | None = None) -> list[str]:
+        """Drop soft-deleted vectors for good: those deleted before `older_than` (epoch seconds), or all.
+        Returns the ids purged."""
+        entries = self.trashed()
+        gone = [
+            cid
+            for cid, meta in entries.items()
+            if older_than is None or int(meta.get(DELETED_AT) or 0) < int(older_than)
+        ]
+        self.drop_from_trash(gone)
+        return gone
+
+    # --- corruption ---------------------------------------------------------------------------
+    def open_checked(self) -> Any:
+        """The live collection after a read that touches the metadata and the index; raises
+        `VectorStoreCorrupt` with the reason when the embedded folder cannot be read."""
+        try:
+            col = self.collection()
+            total = col.count()
+            if total:
+                col.get(limit=1, include=["embeddings", "metadatas"])
+                col.query(
+                    query_embeddings=[col.get(limit=1, include=["embeddings"])["embeddings"][0]],
+                    n_results=1,
+                    include=["distances"],
+                )
+            self.trash().count()
+        except Exception as exc:  # noqa: BLE001 - chromadb and sqlite3 raise many types for a broken folder
+            raise VectorStoreCorrupt(f"{type(exc).__name__}: {exc}") from exc
+        return col
+
+    def set_aside(self) -> Path | None:
+        """Move a broken embedded Chroma folder aside (kept for inspection, never deleted) so the next
+        open starts empty; the vectors are rebuilt from the chunks. Nothing to do for a Chroma server."""
+        if self.host:
+            return None
+        self.forget_clients()
+        folder = Path(self.path)
+        if not folder.exists():
+            return None
+        aside = folder.with_name(f"{folder.name}.corrupt-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}")
+        shutil.move(str(folder), str(aside))
+        return aside
 
     def nearest(
         self,

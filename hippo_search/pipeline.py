@@ -23,6 +23,8 @@ lanes on the indexes they build. Reads only; the gap radar and the query log go 
 from __future__ import annotations
 
 import datetime as dt
+import logging
+import sqlite3
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -75,6 +77,14 @@ class NotIndexedError(RuntimeError):
 
 class NotFoundError(LookupError):
     pass
+
+
+class VectorStoreUnavailable(RuntimeError):
+    """The vector store cannot answer now (cannot be opened, e.g. on a full disk, or a run is rewriting it);
+    the lexical lane still can, so the search degrades instead of failing."""
+
+
+log = logging.getLogger(__name__)
 
 
 # --- 0. load -------------------------------------------------------------------------------------------
@@ -149,8 +159,10 @@ class Snapshot:
     ids: list[str]  # chunk id of each BM25 row
     row_of: dict[str, int]
     masks: Masks  # filter masks per distinct filter
-    collection: Any
+    collection: Any  # None when the vector store could not be opened (see vector_error)
     title_tokens: dict[str, list[str]]
+    vector_error: str | None = None
+    pending_vectors: int = 0  # chunks of this generation indexed by keyword only (the embedder was down)
 
 
 def load_snapshot(
@@ -163,7 +175,7 @@ def load_snapshot(
             "the index was built by another analyzer version: run `hippo run` to rebuild it"
         )
     index, table = lexical_store.load(manifest["generation"])
-    vector_store.forget_clients()
+    collection, vector_error = open_vectors(vector_store)
     rows = Rows(table)
     ids = rows.column("chunk_id") if table.height else []
     return Snapshot(
@@ -175,9 +187,37 @@ def load_snapshot(
         ids=ids,
         row_of={cid: i for i, cid in enumerate(ids)},
         masks=Masks(table),
-        collection=vector_store.collection(),
+        collection=collection,
         title_tokens={},
+        vector_error=vector_error,
+        pending_vectors=int(manifest.get("pending_vectors") or 0),
     )
+
+
+def open_vectors(vector_store: VectorStore) -> tuple[Any, str | None]:
+    """The vector collection for a new generation, or None and why: a store that cannot be opened (a full
+    disk, a corrupt folder before the next run rebuilds it) costs the semantic lane, not the search."""
+    try:
+        vector_store.forget_clients()
+        return vector_store.collection(), None
+    except Exception as exc:  # noqa: BLE001 - chromadb, sqlite3 and OSError all mean "no vectors now"
+        return None, f"{type(exc).__name__}: {str(exc)[:300]}"
+
+
+def same_generation(snap: Snapshot, hits: Ranked) -> Ranked:
+    """Keep only vectors made from the text of this generation's chunks (same embed_hash): while a run
+    rewrites the vector store, a changed chunk's new vector must not stand in for its old text."""
+    hits = [(cid, sim) for cid, sim in hits if cid in snap.row_of]
+    if not hits:
+        return hits
+    if "embed_hash" not in snap.table.columns:
+        return hits
+    hashes = snap.rows.column("embed_hash")
+    got = snap.collection.get(ids=[cid for cid, _ in hits], include=["metadatas"])
+    stored = {
+        cid: (m or {}).get("embed_hash") for cid, m in zip(got["ids"], got["metadatas"] or [], strict=False)
+    }
+    return [(cid, sim) for cid, sim in hits if stored.get(cid) == hashes[snap.row_of[cid]]]
 
 
 # --- 2. lanes --------------------------------------------------------------------------------------------
@@ -492,8 +532,11 @@ class SearchEngine:
             else:
                 try:
                     semantic = self._semantic(snap, request, params, mask)
-                except EmbedderError as exc:
+                except (EmbedderError, VectorStoreUnavailable) as exc:
                     status, reason = "degraded", f"semantic lane unavailable, lexical results only: {exc}"
+                if reason is None and snap.pending_vectors:
+                    status = "degraded"
+                    reason = f"{snap.pending_vectors} chunks waiting for vectors are found by keyword only"
         if request.mode == "semantic":
             params = params.model_copy(update={"semantic_floor": -1.0, "semantic_margin": 0.0})
         # 3. fusion
@@ -532,6 +575,8 @@ class SearchEngine:
         allowed = int(mask.sum())
         if allowed_paths == [] or not allowed:
             return []
+        if snap.collection is None:
+            raise VectorStoreUnavailable(f"the vector store cannot be opened: {snap.vector_error}")
         vector = self.embedder.embed_query(request.query)
         where = semantic_filter(request, params, allowed_paths)
         row_of = snap.row_of
@@ -540,16 +585,22 @@ class SearchEngine:
             row = row_of.get(cid)  # a vector the generation does not know (newer, or removed) is skipped
             return row is not None and bool(mask[row])
 
-        return semantic_lane(
-            self.vector_store,
-            snap.collection,
-            vector,
-            params.semantic_pool,
-            where,
-            keep=keep,
-            total=len(snap.ids),
-            allowed=allowed,
-        )
+        try:
+            hits = semantic_lane(
+                self.vector_store,
+                snap.collection,
+                vector,
+                params.semantic_pool,
+                where,
+                keep=keep,
+                total=len(snap.ids),
+                allowed=allowed,
+            )
+            return same_generation(snap, hits)
+        except Exception as exc:  # noqa: BLE001 - chromadb raises InternalError & co. while a run rewrites it
+            raise VectorStoreUnavailable(
+                f"the vector store is being rewritten by a run ({type(exc).__name__}: {str(exc)[:200]})"
+            ) from exc
 
     def _envelope(
         self,
@@ -586,19 +637,30 @@ class SearchEngine:
             results=hits,
         )
         if log and self.ledger is not None:
+            self._record(request, status, hits, snap.generation, gap)
+        return response
+
+    def _record(
+        self, request: SearchRequest, status: str, hits: list[SearchHit], generation: str, gap: str | None
+    ) -> None:
+        """The query log and the gap radar. Best effort: a ledger that cannot be written (a full disk) must
+        not cost the person their answer."""
+        assert self.ledger is not None
+        try:
             self.ledger.record_query(
                 request.query,
                 request.model_dump(exclude={"query"}),
                 status,
                 len(hits),
                 hits[0].score if hits else None,
-                snap.generation,
+                generation,
             )
             if gap:
                 self.ledger.record_gap(
                     normalize_query(request.query), request.query, gap, [h.anchor for h in hits[:3]]
                 )
-        return response
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("the query was answered but not logged: %s", exc)
 
     # --- documents and status ------------------------------------------------------------------------------
     def get(self, ref: str) -> Section:
@@ -646,6 +708,12 @@ class SearchEngine:
             if mismatch:
                 out["embedder_error"] = mismatch
             out["documents"] = int(snap.table["path"].n_unique()) if snap.table.height else 0
-            out["vectors"] = int(snap.collection.count())
+            try:
+                out["vectors"] = int(snap.collection.count()) if snap.collection is not None else None
+            except Exception as exc:  # noqa: BLE001 - as in a search: report it, do not fail
+                out["vectors"], snap.vector_error = None, f"{type(exc).__name__}: {str(exc)[:300]}"
+            out["vector_error"] = snap.vector_error
+            out["vector_status"] = manifest.get("status", "ok")
+            out["pending_vectors"] = snap.pending_vectors
             out["by_lane"] = dict(snap.table.group_by("lane").len().iter_rows()) if snap.table.height else {}
         return out

@@ -7,11 +7,13 @@ import hashlib
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
 from dagster import (
     AssetCheckResult,
+    AssetCheckSeverity,
     AssetExecutionContext,
     Config,
     MaterializeResult,
@@ -36,13 +38,23 @@ from hippo_core.documents import (
     parse_document,
 )
 from hippo_core.frontmatter import FrontmatterError
-from hippo_core.scrub import scrub_value
+from hippo_core.scrub import scrub, scrub_value
 from hippo_core.text_input import BadTextError
 from hippo_core.tokenize import Tokenizer, TokenizerConfig
 from hippo_core.vault_layout import is_indexed
-from hippo_resources import ChunkStore, Embedder, LexicalStore, Vault, VectorStore
-from hippo_resources.chunk_store import CHUNKS, CONVERSATION_CHUNKS, DOCUMENTS, MESSAGES
+from hippo_resources import ChunkStore, Embedder, EmbedderError, LexicalStore, Vault, VectorStore
+from hippo_resources.chunk_store import (
+    CHUNKS,
+    CONVERSATION_CHUNKS,
+    DELETED_CHUNKS,
+    DELETED_SCHEMA,
+    DOCUMENTS,
+    MESSAGES,
+    PENDING_SCHEMA,
+    CorruptTableError,
+)
 from hippo_resources.scan_cache import ScanCache
+from hippo_resources.vector_store import VectorStoreCorrupt
 
 # Kept in the scan cache beside each document row, so the run's report needs no second parse.
 _REPORT_SCHEMA: dict[str, pl.DataType] = {"foreign_json": pl.Utf8, "frontmatter_problem": pl.Utf8}
@@ -151,16 +163,25 @@ class ChunksConfig(Config):
     description="Heading-aware chunks (paragraph and sentence boundaries, with overlap), each with a stable "
     "id, a path#heading anchor, content and embed hashes and the governance fields.",
 )
-def chunks(config: ChunksConfig, chunk_store: ChunkStore, embedder: Embedder) -> MaterializeResult:
+def chunks(
+    context: AssetExecutionContext, config: ChunksConfig, chunk_store: ChunkStore, embedder: Embedder
+) -> MaterializeResult:
     docs = chunk_store.documents()
     params = ChunkParams(max_chars=config.max_chars, overlap_chars=config.overlap_chars)
     rows = []
     for record in docs.iter_rows(named=True):
         rows.extend(chunk_rows(Document.model_validate(record), embedder.model_id, params))
     frame = pl.DataFrame(rows, schema=CHUNK_SCHEMA)
-    conversations = chunk_store.path / CONVERSATION_CHUNKS  # written by memory's conversation_chunks
-    if conversations.exists():
-        frame = pl.concat([frame, pl.read_parquet(conversations).select(list(CHUNK_SCHEMA))])
+    try:  # written by memory's conversation_chunks
+        conversations = chunk_store.read(CONVERSATION_CHUNKS).select(list(CHUNK_SCHEMA))
+    except FileNotFoundError:
+        conversations = None
+    except CorruptTableError as exc:
+        # Left out until memory_job rewrites it; meanwhile its vectors wait in the trash, not lost.
+        context.log.warning(f"conversation chunks left out this run: {exc}")
+        conversations = None
+    if conversations is not None:
+        frame = pl.concat([frame, conversations])
     chunk_store.write(CHUNKS, frame)
     lengths = frame["text"].str.len_chars() if frame.height else pl.Series([0])
     return MaterializeResult(
@@ -204,8 +225,11 @@ class EmbeddingsConfig(Config):
     kinds={"chroma", "python"},
     deps=[chunks],
     description="One vector per chunk in Chroma (cosine). Only chunks whose embed_hash changed are embedded; "
-    "vectors of vanished chunks are removed; a scan that would remove more than half of the indexed "
-    "documents is refused unless forced.",
+    "vectors of edited-away sections are removed; vectors of notes that left the vault move to the trash "
+    "(purged after the retention period, reused when the note comes back). With the embedder unreachable "
+    "the step still succeeds, `degraded`: the chunks without a vector are recorded and embedded by the next "
+    "healthy run. A corrupt Chroma folder is set aside and rebuilt. A scan that would remove more than half "
+    "of the indexed documents is refused unless forced.",
 )
 def embeddings(
     context: AssetExecutionContext,
@@ -215,14 +239,19 @@ def embeddings(
     vector_store: VectorStore,
 ) -> MaterializeResult:
     frame = chunk_store.chunks()
-    collection = vector_store.collection()
+    collection, set_aside = _open_vectors(context, vector_store)
     stored = vector_store.existing(collection)
     current_ids = set(frame["chunk_id"].to_list())
+    current_paths = set(frame["path"].to_list())
     indexed_paths = {m.get("path", "") for m in stored.values()}
-    removed_docs = check_removal(indexed_paths, set(frame["path"].to_list()), config.force)
+    removed_docs = check_removal(indexed_paths, current_paths, config.force)
 
+    # Sections edited away go at once; whole notes that left the vault go to the trash (soft delete).
     vanished = sorted(set(stored) - current_ids)
-    vector_store.delete(vanished, collection)
+    left = [cid for cid in vanished if stored[cid].get("path", "") not in current_paths]
+    vector_store.delete(sorted(set(vanished) - set(left)), collection)
+    now = float(int(time.time()))  # whole seconds, as the trash keeps them
+    trashed = vector_store.move_to_trash(left, collection, deleted_at=now)
 
     todo = [
         r
@@ -236,35 +265,155 @@ def embeddings(
         and stored[r["chunk_id"]].get("embed_hash") == r["embed_hash"]
         and any(stored[r["chunk_id"]].get(k) != (r[k] or "") for k in VECTOR_METADATA)
     ]
-    started = time.monotonic()
-    last_report = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done == total or now - last_report[0] > 2.0:
-            last_report[0] = now
-            context.log.info(f"{done}/{total} chunks embedded ({now - started:.1f} s)")
-
-    if todo:
-        vectors = embedder.embed_passages([r["index_text"] for r in todo], progress=progress)
+    # A note back within the retention period takes its vectors from the trash: nothing is re-embedded.
+    reusable = vector_store.from_trash([r["embed_hash"] for r in todo])
+    restored = [r for r in todo if r["embed_hash"] in reusable]
+    if restored:
         vector_store.upsert(
-            [r["chunk_id"] for r in todo], vectors, [_vector_meta(r) for r in todo], collection
+            [r["chunk_id"] for r in restored],
+            np.vstack([reusable[r["embed_hash"]] for r in restored]),
+            [_vector_meta(r) for r in restored],
+            collection,
         )
+    todo = [r for r in todo if r["embed_hash"] not in reusable]
+    purged = _settle_trash(chunk_store, vector_store, set(reusable), current_paths, left, stored, now)
+
+    started = time.monotonic()
+    embedded, reason = _embed_lossless(context, embedder, vector_store, collection, todo, started)
+    waiting = todo[embedded:]
+    if waiting:
+        # A stale vector must not stand in for new text: the chunk waits for its own vector instead.
+        vector_store.delete([r["chunk_id"] for r in waiting if r["chunk_id"] in stored], collection)
+        context.log.warning(
+            f"degraded: {len(waiting)} chunks waiting for vectors (the lexical index is still published): "
+            f"{reason}"
+        )
+    chunk_store.write_pending(
+        pl.DataFrame({k: [r[k] for r in waiting] for k in PENDING_SCHEMA}, schema=PENDING_SCHEMA),
+        scrub(reason).text if reason else None,
+    )
     if retag:
         collection.update(ids=[r["chunk_id"] for r in retag], metadatas=[_vector_meta(r) for r in retag])
     return MaterializeResult(
         metadata={
+            "status": "degraded" if waiting else "ok",
+            "degraded_reason": scrub(reason).text if waiting and reason else "",
             "model_id": embedder.model_id,
             "dim": embedder.dim,
             "chunks": frame.height,
-            "embedded": len(todo),
-            "reused": frame.height - len(todo),
+            "embedded": embedded,
+            "waiting_for_vectors": len(waiting),
+            "reused": frame.height - len(todo) - len(restored),
+            "restored_from_trash": len(restored),
             "metadata_updated": len(retag),
-            "removed_vectors": len(vanished),
+            "removed_vectors": len(vanished) - len(left),
+            "moved_to_trash": trashed,
+            "purged_from_trash": purged,
             "removed_documents": removed_docs,
+            "vector_store_set_aside": str(set_aside or ""),
             "seconds": round(time.monotonic() - started, 2),
         }
     )
+
+
+EMBED_SLICE = 256  # chunks embedded and stored together: a failure loses at most this much progress
+
+
+def _open_vectors(context: AssetExecutionContext, vector_store: VectorStore) -> tuple[Any, Path | None]:
+    """The live collection; a corrupt embedded Chroma folder is set aside and started afresh (every vector
+    is rebuilt from the chunks, mostly from the embedding cache)."""
+    try:
+        return vector_store.open_checked(), None
+    except VectorStoreCorrupt as exc:
+        aside = vector_store.set_aside()
+        if aside is None:
+            raise
+        context.log.warning(f"the vector store could not be read ({exc}); set aside at {aside}, rebuilding")
+        return vector_store.collection(), aside
+
+
+def _embed_lossless(
+    context: AssetExecutionContext,
+    embedder: Embedder,
+    vector_store: VectorStore,
+    collection: Any,
+    todo: list[dict[str, Any]],
+    started: float,
+) -> tuple[int, str | None]:
+    """Embed and store `todo` slice by slice. Returns how many got vectors (a prefix of `todo`) and, when
+    the embedder failed, why: what was embedded is kept, the rest waits for the next run."""
+    last_report = [0.0]
+    total = len(todo)
+
+    for start in range(0, total, EMBED_SLICE):
+        part = todo[start : start + EMBED_SLICE]
+
+        def progress(done: int, _n: int, offset: int = start) -> None:
+            now = time.monotonic()
+            if offset + done == total or now - last_report[0] > 2.0:
+                last_report[0] = now
+                context.log.info(f"{offset + done}/{total} chunks embedded ({now - started:.1f} s)")
+
+        try:
+            vectors = embedder.embed_passages([r["index_text"] for r in part], progress=progress)
+        except EmbedderError as exc:
+            return start, str(exc)
+        vector_store.upsert(
+            [r["chunk_id"] for r in part], vectors, [_vector_meta(r) for r in part], collection
+        )
+    return total, None
+
+
+def _settle_trash(
+    chunk_store: ChunkStore,
+    vector_store: VectorStore,
+    reused_hashes: set[str],
+    current_paths: set[str],
+    left: list[str],
+    stored: dict[str, dict[str, Any]],
+    now: float,
+) -> int:
+    """Keep the deleted set and the trash in step: add what just left, drop what came back or was reused,
+    purge what has been deleted longer than the retention period. Returns how many vectors were purged."""
+    cutoff = chunk_store.retention_cutoff(now)
+    trash = vector_store.trashed()
+    back = [
+        cid
+        for cid, meta in trash.items()
+        if meta.get("embed_hash") in reused_hashes or meta.get("path", "") in current_paths
+    ]
+    vector_store.drop_from_trash(back)
+    purged = purge_deleted(chunk_store, vector_store, older_than=cutoff)
+    rows = [
+        {
+            **{k: str(stored[cid].get(k) or "") for k in DELETED_SCHEMA if k != "deleted_at"},
+            "chunk_id": cid,
+            "deleted_at": now,
+        }
+        for cid in left
+    ]
+    deleted = chunk_store.deleted()
+    if rows:
+        added = pl.DataFrame(rows, schema=DELETED_SCHEMA)
+        deleted = pl.concat([deleted.select(list(DELETED_SCHEMA)).cast(DELETED_SCHEMA), added])
+    if deleted.height or rows or (chunk_store.path / DELETED_CHUNKS).exists():
+        deleted = deleted.filter(
+            ~pl.col("path").is_in(list(current_paths)) & (pl.col("deleted_at") >= cutoff)
+        ).unique("chunk_id", keep="last")
+        chunk_store.write_deleted(deleted.select(list(DELETED_SCHEMA)).cast(DELETED_SCHEMA))
+    return purged
+
+
+def purge_deleted(chunk_store: ChunkStore, vector_store: VectorStore, older_than: float | None) -> int:
+    """Purge soft-deleted vectors and rows deleted before `older_than` (epoch seconds; None: all of them).
+    Returns how many vectors were purged. `embeddings` calls it with the retention cutoff, `hippo gc` too."""
+    purged = vector_store.purge_trash(older_than=older_than)
+    deleted = chunk_store.deleted()
+    if deleted.height:
+        keep = deleted.filter(pl.lit(False) if older_than is None else pl.col("deleted_at") >= older_than)
+        if keep.height != deleted.height:
+            chunk_store.write_deleted(keep)
+    return len(purged)
 
 
 def _vector_meta(row: dict) -> dict[str, str]:
@@ -274,7 +423,8 @@ def _vector_meta(row: dict) -> dict[str, str]:
 @asset_check(
     asset=embeddings,
     blocking=True,
-    description="Every chunk has exactly one vector of the right dimension and unit norm; no orphan vectors (GX).",
+    description="No orphan or duplicate vector, right dimension, unit norm, no stale embed_hash (GX): these "
+    "block. Chunks still waiting for a vector (the embedder was unreachable) are a warning.",
 )
 def vectors_match_chunks(
     chunk_store: ChunkStore, vector_store: VectorStore, embedder: Embedder
@@ -311,17 +461,29 @@ def vectors_match_chunks(
     joined = joined.with_columns(
         pl.col("has_chunk").fill_null(False),
         pl.col("vector_count").fill_null(0),
-        pl.col("dim").fill_null(0),
-        pl.col("norm").fill_null(0.0),
     )
     orphans = joined.filter(~pl.col("has_chunk")).height
-    missing = joined.filter(pl.col("vector_count") == 0).height
-    return check_result(
-        "vectors",
-        joined,
-        suites.vector_suite(embedder.dim),
-        {"orphan_vectors": orphans, "chunks_without_vector": missing},
+    waiting = joined.filter(pl.col("vector_count") == 0)
+    recorded = set(chunk_store.pending()["chunk_id"].to_list())
+    unrecorded = waiting.filter(~pl.col("chunk_id").is_in(list(recorded))).height
+    extra = {
+        "orphan_vectors": orphans,
+        "chunks_without_vector": waiting.height,
+        "waiting_not_recorded": unrecorded,  # e.g. a run killed while embedding; the next run embeds them
+        "vector_state": MetadataValue.json(chunk_store.vector_state()),
+    }
+    # Blocking: only what is wrong in the vectors that exist. A chunk waiting for its vector is not.
+    result = check_result(
+        "vectors", joined.filter(pl.col("vector_count") > 0), suites.vector_suite(embedder.dim), extra
     )
+    if result.passed and waiting.height:
+        return AssetCheckResult(
+            passed=False,
+            severity=AssetCheckSeverity.WARN,
+            description=f"{waiting.height} chunks waiting for vectors",
+            metadata=result.metadata,
+        )
+    return result
 
 
 class LexicalConfig(Config):
@@ -360,6 +522,8 @@ def lexical_index(
         prev is not None
         and np.array_equal(prev.row_keys, keys)
         and manifest.get("embed_model") == embedder.model_id
+        # vectors that were waiting and are in place now (or the reverse) make a new generation
+        and all(manifest.get(k) == v for k, v in _vector_status(chunk_store).items())
         and lexical_store.load_table(prev.generation).equals(table)
     ):
         context.log.info(f"lexical index unchanged; generation {prev.generation} stays live")
@@ -405,6 +569,8 @@ def lexical_index(
             "tokenizer": tokenizer.fingerprint(),
             "embed_model": embedder.model_id,
             "vocabulary": len(index.vocab),
+            # `degraded` while chunks wait for vectors (the embedder was unreachable): searchable by keyword
+            **_vector_status(chunk_store),
         },
         counts=counts,
         row_keys=keys,
@@ -426,6 +592,16 @@ def lexical_index(
     )
 
 
+def _vector_status(chunk_store: ChunkStore) -> dict[str, Any]:
+    """What the lexical generation's manifest says of the vectors beside it (ChunkStore.vector_state)."""
+    state = chunk_store.vector_state()
+    return {
+        "status": state.get("status", "ok"),
+        "degraded_reason": state.get("reason"),
+        "pending_vectors": state.get("pending_vectors", 0),
+    }
+
+
 def lexical_texts(frame: pl.DataFrame) -> list[str]:
     """What BM25 indexes per chunk: the index text, then the document's aliases on one line."""
     return [
@@ -444,7 +620,8 @@ def text_keys(texts: list[str]) -> np.ndarray:
 @asset_check(
     asset=embeddings,
     blocking=True,
-    description="Every stored conversation message has at least one vector in the vector store.",
+    description="Every stored conversation message has at least one vector in the vector store (a warning "
+    "while its chunks only wait for the embedder).",
 )
 def messages_have_vectors(chunk_store: ChunkStore, vector_store: VectorStore) -> AssetCheckResult:
     try:
@@ -458,6 +635,7 @@ def messages_have_vectors(chunk_store: ChunkStore, vector_store: VectorStore) ->
     conv = chunks.filter((pl.col("lane") == "conversations") & (pl.col("granularity") == "message"))
     with_vec = conv.filter(pl.col("chunk_id").is_in(list(stored)))
     anchors = set(with_vec["anchor"].to_list())
+    waiting = set(conv.filter(~pl.col("chunk_id").is_in(list(stored)))["anchor"].to_list())
     wanted = msgs.select(
         (
             pl.lit("conversations/")
@@ -467,11 +645,17 @@ def messages_have_vectors(chunk_store: ChunkStore, vector_store: VectorStore) ->
         ).alias("a")
     )["a"].to_list()
     missing = [a for a in wanted if a not in anchors]
-    return AssetCheckResult(
-        passed=not missing,
-        metadata={
-            "messages": len(wanted),
-            "without_vector": len(missing),
-            "examples": MetadataValue.json(missing[:20]),
-        },
-    )
+    only_waiting = bool(missing) and all(a in waiting for a in missing)
+    metadata = {
+        "messages": len(wanted),
+        "without_vector": len(missing),
+        "examples": MetadataValue.json(missing[:20]),
+    }
+    if only_waiting:
+        return AssetCheckResult(
+            passed=False,
+            severity=AssetCheckSeverity.WARN,
+            description=f"{len(missing)} messages waiting for vectors",
+            metadata=metadata,
+        )
+    return AssetCheckResult(passed=not missing, metadata=metadata)

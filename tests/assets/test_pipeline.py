@@ -105,7 +105,8 @@ def test_edited_note_reembeds_only_its_chunks_and_vanished_vectors_go(settings: 
     assert result.success
     emb = meta(result, "embeddings")
     assert emb["embedded"] == 1  # only the edited section
-    assert emb["removed_vectors"] == 1 and emb["removed_documents"] == 1
+    # the deleted note's vector goes to the trash (soft delete), out of the live collection
+    assert emb["moved_to_trash"] == 1 and emb["removed_vectors"] == 0 and emb["removed_documents"] == 1
     assert checks(result)["vectors_match_chunks"]
 
 
@@ -213,11 +214,12 @@ def test_vector_check_catches_orphans_and_bad_norms_and_the_next_run_repairs(ind
     failed = {f["expectation"] for f in evaluation.metadata["failures"].value}
     assert failed == {"expect_column_values_to_be_in_set", "expect_column_values_to_be_between"}
 
-    # the next run removes the orphan; the bad vector is re-embedded once its hash no longer matches
+    # the next run takes the orphan out of the live collection (its note is not in the vault: to the trash);
+    # the bad vector is re-embedded once its hash no longer matches
     store.collection().update(ids=[first["chunk_id"]], metadatas=[{**stored, "embed_hash": "stale"}])
     result = run_graph(indexed)
     assert result.success
-    assert meta(result, "embeddings")["removed_vectors"] == 1 and meta(result, "embeddings")["embedded"] == 1
+    assert meta(result, "embeddings")["moved_to_trash"] == 1 and meta(result, "embeddings")["embedded"] == 1
     assert checks(result)["vectors_match_chunks"]
 
 

@@ -27,6 +27,8 @@ def free_port() -> int:
 
 @pytest.fixture
 def chroma_url(tmp_path: Path) -> Iterator[str]:
+    if not CHROMA.exists():
+        pytest.skip(f"the chroma CLI is not installed beside {sys.executable}")
     port = free_port()
     proc = subprocess.Popen(
         [str(CHROMA), "run", "--path", str(tmp_path / "server"), "--host", "127.0.0.1", "--port", str(port)],
@@ -61,3 +63,31 @@ def test_the_chroma_url_setting_puts_vectors_on_the_server(tmp_path: Path, chrom
     store.upsert(["c1"], vector, [{"path": "a.md"}])
     assert store.query(vector[0], 1) == [("c1", pytest.approx(1.0))]
     assert not (tmp_path / "h" / "chroma").exists()  # nothing embedded under HIPPO_HOME
+
+
+def test_the_graph_indexes_into_a_chroma_server_and_search_reads_it(
+    tmp_path: Path, vault: Path, embed_cache: Path, chroma_url: str
+) -> None:
+    from hippo_search.envelope import SearchRequest
+    from hippo_search.pipeline import open_engine
+    from tests.conftest import run_graph
+
+    settings = HippoSettings.from_env(
+        {"HIPPO_CHROMA_URL": chroma_url}, vault=vault, home=tmp_path / "home"
+    ).model_copy(update={"embed_cache_path": embed_cache})
+    result = run_graph(settings)
+    assert result.success
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks["vectors_match_chunks"] is True
+    assert not (tmp_path / "home" / "chroma").exists()  # the vectors are on the server
+    res = build_resources(settings)
+    chunk_ids = set(res.chunk_store.chunks()["chunk_id"].to_list())
+    assert set(res.vector_store.existing()) == chunk_ids
+    response = open_engine(settings).search(SearchRequest(query="낮잠 커피", mode="semantic"))
+    assert response.status == "ok" and response.results
+    assert all("semantic" in h.matched_by for h in response.results)
+
+    # soft delete works on the server too: a note that leaves goes to the trash collection
+    (vault / "20-wiki" / "health" / "sleep-hygiene.md").unlink()
+    assert run_graph(settings).success
+    assert {m["path"] for m in res.vector_store.trashed().values()} == {"20-wiki/health/sleep-hygiene.md"}
