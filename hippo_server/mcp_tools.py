@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from hippo_core.text_input import BadTextError
+from hippo_core.vault_layout import LANES
 from hippo_search.bundle import build_bundle, record_feedback
 from hippo_search.envelope import SearchRequest, validation_message
 from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine
@@ -27,6 +28,11 @@ READ_ONLY = ToolAnnotations(
 )
 
 
+def _described(field: str) -> Any:
+    """The request model's own description of a field, so MCP, REST and the CLI describe it alike."""
+    return Field(description=SearchRequest.model_fields[field].description)
+
+
 def build_mcp(
     engine: SearchEngine, memory: ConversationMemory | None = None, work: WorkServices | None = None
 ) -> MCPServer:
@@ -34,12 +40,19 @@ def build_mcp(
 
     @mcp.tool(annotations=READ_ONLY)
     async def hippo_search(
-        query: str,
-        limit: int = 10,
-        lanes: list[str] | None = None,
-        path_prefix: str | None = None,
-        include_tool_output: bool = True,
-        include_navigation: bool = False,
+        query: Annotated[str, _described("query")],
+        limit: Annotated[int, _described("limit")] = 10,
+        lanes: Annotated[
+            list[str] | None,
+            # the enum is shown in the schema; SearchRequest checks it with a clean message (no input echoed)
+            Field(
+                description=SearchRequest.model_fields["lanes"].description,
+                json_schema_extra={"items": {"type": "string", "enum": list(LANES)}},
+            ),
+        ] = None,
+        path_prefix: Annotated[str | None, _described("path_prefix")] = None,
+        include_tool_output: Annotated[bool, _described("include_tool_output")] = True,
+        include_navigation: Annotated[bool, _described("include_navigation")] = False,
     ) -> dict[str, Any]:
         """Hybrid (BM25 + vector) search of the vault. Returns sections with `path#heading` anchors,
         snippets, scores and which retrieval lanes matched. Lanes: wiki, sources, notes, conversations
@@ -62,7 +75,11 @@ def build_mcp(
         return response.model_dump()
 
     @mcp.tool(annotations=READ_ONLY)
-    async def hippo_get(ref: str) -> dict[str, Any]:
+    async def hippo_get(
+        ref: Annotated[
+            str, Field(description="A document path, or a section anchor `path#heading` from hippo_search.")
+        ],
+    ) -> dict[str, Any]:
         """Read a whole document (`path`) or one section (`path#heading`, as returned by hippo_search)."""
         try:
             section = await anyio.to_thread.run_sync(engine.get, ref)
@@ -71,7 +88,10 @@ def build_mcp(
         return section.model_dump()
 
     @mcp.tool(annotations=READ_ONLY)
-    async def hippo_bundle(question: str, k: int = 5) -> dict[str, Any]:
+    async def hippo_bundle(
+        question: Annotated[str, Field(description="The question the evidence should answer.")],
+        k: Annotated[int, Field(description="How many sections of evidence, 1 to 20.")] = 5,
+    ) -> dict[str, Any]:
         """Evidence for a question: the top sections (anchor, text), a 0..1 sufficiency score and the
         reason. A weak bundle means the vault does not know this well; it is recorded as a knowledge gap."""
         try:
@@ -83,7 +103,11 @@ def build_mcp(
         return bundle.model_dump()
 
     @mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False))
-    async def hippo_feedback(query: str, anchor: str, useful: bool) -> dict[str, Any]:
+    async def hippo_feedback(
+        query: Annotated[str, Field(description="The query the result was returned for.")],
+        anchor: Annotated[str, Field(description="The result's anchor (`path#heading`).")],
+        useful: Annotated[bool, Field(description="True when the result helped answer the query.")],
+    ) -> dict[str, Any]:
         """Say whether a result (anchor) was useful for a query; judgements become golden-set candidates."""
         try:
             await anyio.to_thread.run_sync(record_feedback, engine, query, anchor, useful)

@@ -65,3 +65,16 @@ def test_mcp_over_streamable_http_requires_the_token(indexed: HippoSettings) -> 
         assert c.post("/mcp", json=init, headers=headers).status_code == 401
         ok = c.post("/mcp", json=init, headers={**headers, "Authorization": f"Bearer {TOKEN}"})
         assert ok.status_code == 200 and '"name":"hippocampus"' in ok.text.replace(" ", "")
+
+
+def test_every_search_tool_parameter_is_described_and_lanes_are_enumerated(indexed: HippoSettings) -> None:
+    async def go():  # noqa: ANN202
+        async with Client(build_mcp(open_engine(indexed))) as client:
+            return (await client.list_tools()).tools
+
+    tools = {t.name: t for t in anyio.run(go)}
+    for name in ("hippo_search", "hippo_get", "hippo_bundle", "hippo_feedback"):
+        for param, schema in tools[name].input_schema["properties"].items():
+            assert schema.get("description"), f"{name}.{param} has no description"
+    lanes = tools["hippo_search"].input_schema["properties"]["lanes"]
+    assert lanes["items"]["enum"] == ["wiki", "sources", "notes", "conversations"]
