@@ -86,7 +86,9 @@ def test_run_select_badname_names_it_and_lists_the_assets(
 def test_make_run_on_the_sample_vault_without_an_api_key(tmp_path: Path, embed_cache: Path) -> None:
     """The README's first command, as a new user runs it (the installed .venv is reused)."""
     venv = Path(sys.executable).parents[1]
-    env = {k: v for k, v in os.environ.items() if k not in env_names().values() and k != "DAGSTER_HOME"}
+    # MAKELEVEL/MAKEFLAGS: under `make test` (CI) this make would be a sub-make and print "Leaving directory".
+    dropped = {"DAGSTER_HOME", "MAKELEVEL", "MAKEFLAGS", "MFLAGS"}
+    env = {k: v for k, v in os.environ.items() if k not in env_names().values() and k not in dropped}
     env.update(
         HIPPO_VAULT=str(tmp_path / "vault"),
         HIPPO_HOME=str(tmp_path / "home"),
