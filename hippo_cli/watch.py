@@ -28,6 +28,8 @@ from hippo_resources.vault import Vault, pipeline_owned
 
 # Without events (a network file system, an overflowing inotify queue), look anyway this often.
 RESCAN_SECONDS = 60.0
+# Two looks this far apart must agree before a pass runs (see `_settled`).
+SETTLE_SECONDS = 0.25
 
 
 class _Wake:
@@ -123,6 +125,11 @@ def watch(
         while not wake.stop:
             look = vault_look(vault, inbox=True)
             changed = changed_paths(seen, look) if seen is not None else ["(start)"]
+            if changed and seen is not None:
+                look = _settled(
+                    look, wake, min(debounce, SETTLE_SECONDS), lambda: vault_look(vault, inbox=True)
+                )
+                changed = changed_paths(seen, look)
             if changed:
                 seen = _refresh(job, instance, vault, look, changed, say, vault_look)
                 if wake.stop:
@@ -138,6 +145,20 @@ def watch(
             observer.join(timeout=5)
     say("stopped")
     return 0
+
+
+def _settled(
+    look: dict[str, Stat], wake: _Wake, pause: float, take: Callable[[], dict[str, Stat]]
+) -> dict[str, Stat]:
+    """The look once two in a row, `pause` apart, agree: a file caught between its truncation and its
+    write (an editor saving, a writer preempted) is seen whole, so one save makes one run, not two."""
+    while not wake.stop:
+        time.sleep(pause)
+        again = take()
+        if again == look:
+            break
+        look = again
+    return look
 
 
 def _refresh(

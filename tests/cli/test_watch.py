@@ -117,7 +117,7 @@ def test_an_edit_is_indexed_and_found_then_sigterm_stops_it(
     out = "\n".join(watcher.seen)
     assert "SIGTERM" in out and out.rstrip().endswith("stopped") and "Traceback" not in out
     runs = runs_in(tmp_path / "dagster", monkeypatch)
-    assert len(runs) == 2 and all(r.job_name == "refresh_job" and r.is_success for r in runs)
+    assert len(runs) == 2 and all(r.job_name == "refresh_job" and r.is_success for r in runs), out
 
 
 def test_sigint_during_a_run_lets_the_run_finish_then_stops(
@@ -148,3 +148,25 @@ def test_watch_without_a_vault_says_so(tmp_path: Path, kind: str) -> None:
     assert out.returncode == 2 and f"hippo init {target}" in out.stderr
     if kind == "plain folder":
         assert sorted(p.name for p in target.iterdir()) == ["todo.md"]  # nothing was laid out
+
+
+def test_a_pass_waits_until_two_looks_agree(tmp_path: Path) -> None:
+    """A note caught between its truncation and its write (the CI failure: a third run for one save) is
+    run on once, whole: `_settled` looks again until two looks in a row agree."""
+    from hippo_cli.watch import _settled, _Wake
+
+    note = tmp_path / "note.md"
+    note.write_text("", encoding="utf-8")  # truncated, not yet written
+    looks: list[dict[str, tuple[int, int]]] = []
+
+    def take() -> dict[str, tuple[int, int]]:
+        if len(looks) == 1:
+            note.write_text("# Note\n\nwhole now\n", encoding="utf-8")  # the writer resumes
+        st = note.stat()
+        looks.append({"note.md": (st.st_size, st.st_mtime_ns)})
+        return looks[-1]
+
+    first = take()
+    settled = _settled(first, _Wake(), 0.01, take)
+    assert settled["note.md"][0] == note.stat().st_size > 0
+    assert len(looks) == 3  # the partial look, the whole one, and the one that agreed with it
