@@ -5,15 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from hippo_core.conversations.models import (
-    TOO_DEEP,
     Conversation,
     Message,
     Parsed,
     Problem,
-    finish,
+    export_where,
     iso,
-    malformed,
-    too_deep,
+    parse_export,
 )
 
 FILES = ("chatgpt*.zip",)  # export ZIPs in HIPPO_EXPORTS
@@ -40,65 +38,54 @@ def _chatgpt_branch(mapping: dict[str, Any], current: str | None) -> list[dict[s
     return chain[::-1]
 
 
+def _read_conversation(
+    conv: dict, index: int, origin: str, problems: list[Problem]
+) -> tuple[Conversation, list[Message]] | str:
+    """One conversation of the export: the messages of its current branch, hidden ones left out."""
+    if not isinstance(conv.get("mapping"), dict):
+        return "conversation without a message tree"
+    cid = str(conv.get("conversation_id") or conv.get("id") or f"chatgpt-{index}")
+    msgs: list[Message] = []
+    for node in _chatgpt_branch(conv["mapping"], conv.get("current_node")):
+        msg = node.get("message") if isinstance(node, dict) else None
+        if not isinstance(msg, dict):
+            continue
+        role = (msg.get("author") or {}).get("role")
+        content = msg.get("content") or {}
+        parts = content.get("parts") or ([content["text"]] if isinstance(content.get("text"), str) else [])
+        text = "\n".join(p for p in parts if isinstance(p, str)).strip()
+        if not text or (msg.get("metadata") or {}).get("is_visually_hidden_from_conversation"):
+            continue
+        is_tool = role == "tool" or content.get("content_type") in ("code", "execution_output")
+        if role not in ("user", "assistant", "system", "tool"):
+            problems.append(
+                Problem(where=export_where(origin, index), reason=f"unknown author role {role!r}")
+            )
+            continue
+        msgs.append(
+            Message(
+                message_id=str(msg.get("id") or node.get("id")),
+                conversation_id=cid,
+                position=len(msgs),
+                role="tool" if is_tool else role,
+                text=text,
+                timestamp=iso(msg.get("create_time")),
+                is_tool=is_tool,
+                model=(msg.get("metadata") or {}).get("model_slug"),
+            )
+        )
+    conversation = Conversation(
+        conversation_id=cid,
+        source="chatgpt",
+        title=conv.get("title"),
+        started=iso(conv.get("create_time")),
+        ended=iso(conv.get("update_time")),
+        model=conv.get("default_model_slug"),
+        origin=origin,
+    )
+    return conversation, msgs
+
+
 def parse_chatgpt(conversations: Any, where: str) -> Parsed:
     """ChatGPT `conversations.json`: a list of message trees; only the current branch is kept."""
-    out = Parsed()
-    if not isinstance(conversations, list):
-        out.problems.append(Problem(where=where, reason="conversations.json is not a list"))
-        return out
-    for index, conv in enumerate(conversations):
-        if too_deep(conv):
-            out.problems.append(Problem(where=f"{where}[{index}]", reason=TOO_DEEP))
-            continue
-        try:
-            if not isinstance(conv, dict) or not isinstance(conv.get("mapping"), dict):
-                out.problems.append(
-                    Problem(where=f"{where}[{index}]", reason="conversation without a message tree")
-                )
-                continue
-            cid = str(conv.get("conversation_id") or conv.get("id") or f"chatgpt-{index}")
-            msgs: list[Message] = []
-            for node in _chatgpt_branch(conv["mapping"], conv.get("current_node")):
-                msg = node.get("message") if isinstance(node, dict) else None
-                if not isinstance(msg, dict):
-                    continue
-                role = (msg.get("author") or {}).get("role")
-                content = msg.get("content") or {}
-                parts = content.get("parts") or (
-                    [content["text"]] if isinstance(content.get("text"), str) else []
-                )
-                text = "\n".join(p for p in parts if isinstance(p, str)).strip()
-                if not text or (msg.get("metadata") or {}).get("is_visually_hidden_from_conversation"):
-                    continue
-                is_tool = role == "tool" or content.get("content_type") in ("code", "execution_output")
-                if role not in ("user", "assistant", "system", "tool"):
-                    out.problems.append(
-                        Problem(where=f"{where}[{index}]", reason=f"unknown author role {role!r}")
-                    )
-                    continue
-                msgs.append(
-                    Message(
-                        message_id=str(msg.get("id") or node.get("id")),
-                        conversation_id=cid,
-                        position=len(msgs),
-                        role="tool" if is_tool else role,
-                        text=text,
-                        timestamp=iso(msg.get("create_time")),
-                        is_tool=is_tool,
-                        model=(msg.get("metadata") or {}).get("model_slug"),
-                    )
-                )
-            conversation = Conversation(
-                conversation_id=cid,
-                source="chatgpt",
-                title=conv.get("title"),
-                started=iso(conv.get("create_time")),
-                ended=iso(conv.get("update_time")),
-                model=conv.get("default_model_slug"),
-                origin=where,
-            )
-            out.conversations.append(finish(conversation, msgs))
-            out.messages.extend(msgs)
-        except (AttributeError, TypeError, ValueError) as exc:
-            out.problems.append(malformed(f"{where}[{index}]", exc))
-    return out
+    return parse_export(conversations, where, _read_conversation)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -146,6 +146,47 @@ def too_deep(value: Any, limit: int = MAX_JSON_DEPTH) -> bool:
 def malformed(where: str, exc: Exception) -> Problem:
     """An event whose fields have the wrong shape (a list where text belongs): skipped, with the reason."""
     return Problem(where=where, reason=f"{MALFORMED} ({type(exc).__name__})")
+
+
+# What an export format reads from one conversation object (the object, its index, the file it came from,
+# the problem list): the conversation and its messages, or the reason it is skipped. It may add problems
+# of its own (an unknown role) to the list, at `export_where(file, index)`.
+ReadConversation = Callable[[dict, int, str, list[Problem]], "tuple[Conversation, list[Message]] | str"]
+
+
+def export_where(origin: str, index: int) -> str:
+    """Where a problem in the export's `index`-th conversation is reported."""
+    return f"{origin}[{index}]"
+
+
+def parse_export(conversations: Any, where: str, read: ReadConversation) -> Parsed:
+    """The loop every export ZIP's `conversations.json` shares (ChatGPT, claude.ai): a list of conversation
+    objects, each read by the format's `read`; one that is nested too deeply, not an object or malformed is
+    skipped with its reason, and the others are kept."""
+    out = Parsed()
+    if not isinstance(conversations, list):
+        out.problems.append(Problem(where=where, reason="conversations.json is not a list"))
+        return out
+    for index, conv in enumerate(conversations):
+        here = export_where(where, index)
+        if too_deep(conv):
+            out.problems.append(Problem(where=here, reason=TOO_DEEP))
+            continue
+        if not isinstance(conv, dict):
+            out.problems.append(Problem(where=here, reason="conversation is not an object"))
+            continue
+        try:
+            got = read(conv, index, where, out.problems)
+        except (AttributeError, TypeError, ValueError) as exc:
+            out.problems.append(malformed(here, exc))
+            continue
+        if isinstance(got, str):
+            out.problems.append(Problem(where=here, reason=got))
+            continue
+        conversation, messages = got
+        out.conversations.append(finish(conversation, messages))
+        out.messages.extend(messages)
+    return out
 
 
 # --- JSONL line reading --------------------------------------------------------------------------------

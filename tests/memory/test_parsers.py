@@ -117,7 +117,10 @@ def test_chatgpt_follows_the_current_branch() -> None:
 def test_chatgpt_and_claude_ai_reject_bad_shapes_with_reasons() -> None:
     assert parse_chatgpt({"not": "a list"}, "c.json").problems[0].reason == "conversations.json is not a list"
     out = parse_chatgpt([{"title": "no tree"}, "junk"], "c.json")
-    assert [p.reason for p in out.problems] == ["conversation without a message tree"] * 2
+    assert [(p.where, p.reason) for p in out.problems] == [
+        ("c.json[0]", "conversation without a message tree"),
+        ("c.json[1]", "conversation is not an object"),
+    ]
     out = parse_claude_ai([{"uuid": "x", "chat_messages": [{"sender": "robot", "text": "hi"}]}], "c.json")
     assert out.problems[0].reason == "unknown sender 'robot'"
 
