@@ -16,14 +16,15 @@ import numpy as np
 from hippo_core.ghost import GhostMemory
 from hippo_core.scrub import scrub
 from hippo_core.work_memory import Refused, screen, validate_id, validate_project
-from hippo_resources.sql_store import PG_REFUSE_CHANGE, SqlStore, append_only_pg, append_only_sqlite
+from hippo_resources.sql_access import dialect_ddl
+from hippo_resources.sql_store import SqlStore
 
 DEFAULT_MEMORY_MAX_BYTES = 16 * 1024
 APPEND_ONLY = ("read_log", "feedback")
 
-SQLITE_DDL = (
+SQLITE_DDL, PG_DDL = dialect_ddl(
     """
-CREATE TABLE IF NOT EXISTS memories (
+CREATE TABLE IF NOT EXISTS {t}memories (
     memory_id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
     name TEXT NOT NULL,
@@ -34,72 +35,30 @@ CREATE TABLE IF NOT EXISTS memories (
     promoted_at TEXT NOT NULL,
     withdrawn_at TEXT,
     withdrawn_reason TEXT,
-    vector BLOB,
+    vector {blob},
     embed_model TEXT
 );
-CREATE TABLE IF NOT EXISTS feedback (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+CREATE TABLE IF NOT EXISTS {t}feedback (
+    id {id},
     ts TEXT NOT NULL,
     memory_id TEXT NOT NULL,
     useful INTEGER NOT NULL,
     session_id TEXT,
     project TEXT
 );
-CREATE TABLE IF NOT EXISTS read_log (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+CREATE TABLE IF NOT EXISTS {t}read_log (
+    id {id},
     ts TEXT NOT NULL,
     memory_id TEXT NOT NULL,
     session_id TEXT,
     project TEXT,
     query TEXT,
     rank INTEGER,
-    score REAL
+    score {real}
 );
-CREATE INDEX IF NOT EXISTS read_log_by_memory ON read_log (memory_id, ts);
-"""
-    + append_only_sqlite("read_log")
-    + append_only_sqlite("feedback")
-)
-
-PG_DDL = (
-    """
-CREATE TABLE IF NOT EXISTS {schema}.memories (
-    memory_id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    name TEXT NOT NULL,
-    project TEXT NOT NULL,
-    body TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    created TEXT,
-    promoted_at TEXT NOT NULL,
-    withdrawn_at TEXT,
-    withdrawn_reason TEXT,
-    vector BYTEA,
-    embed_model TEXT
-);
-CREATE TABLE IF NOT EXISTS {schema}.feedback (
-    id BIGSERIAL PRIMARY KEY,
-    ts TEXT NOT NULL,
-    memory_id TEXT NOT NULL,
-    useful INTEGER NOT NULL,
-    session_id TEXT,
-    project TEXT
-);
-CREATE TABLE IF NOT EXISTS {schema}.read_log (
-    id BIGSERIAL PRIMARY KEY,
-    ts TEXT NOT NULL,
-    memory_id TEXT NOT NULL,
-    session_id TEXT,
-    project TEXT,
-    query TEXT,
-    rank INTEGER,
-    score DOUBLE PRECISION
-);
-CREATE INDEX IF NOT EXISTS read_log_by_memory ON {schema}.read_log (memory_id, ts);
-"""
-    + PG_REFUSE_CHANGE
-    + append_only_pg("read_log")
-    + append_only_pg("feedback")
+CREATE INDEX IF NOT EXISTS read_log_by_memory ON {t}read_log (memory_id, ts);
+""",
+    append_only=("read_log", "feedback"),
 )
 
 _MEMORY_COLUMNS = (

@@ -61,6 +61,42 @@ BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$;
 """
 
 
+# The words in which the two backends' schemas differ; a store writes its tables once with these tokens.
+_DIALECT = {
+    "sqlite": {
+        "{t}": "",
+        "{id}": "INTEGER PRIMARY KEY AUTOINCREMENT",
+        "{int64}": "INTEGER",
+        "{blob}": "BLOB",
+        "{real}": "REAL",
+    },
+    "postgres": {
+        "{t}": "{schema}.",
+        "{id}": "BIGSERIAL PRIMARY KEY",
+        "{int64}": "BIGINT",
+        "{blob}": "BYTEA",
+        "{real}": "DOUBLE PRECISION",
+    },
+}
+
+
+def dialect_ddl(tables: str, append_only: Sequence[str] = ()) -> tuple[str, str]:
+    """(SQLite DDL, PostgreSQL DDL) from one table script written with `{t}` before each table name and
+    `{id}`, `{int64}`, `{blob}`, `{real}` for the types; `append_only` tables get the refusing triggers."""
+
+    def render(backend: str) -> str:
+        out = tables
+        for token, word in _DIALECT[backend].items():
+            out = out.replace(token, word)
+        return out
+
+    sqlite = render("sqlite") + "".join(append_only_sqlite(t) for t in append_only)
+    pg = render("postgres") + (
+        PG_REFUSE_CHANGE + "".join(append_only_pg(t) for t in append_only) if append_only else ""
+    )
+    return sqlite, pg
+
+
 class Tx:
     """One transaction: `rows`, `one` and `run` with `?` placeholders on either backend."""
 

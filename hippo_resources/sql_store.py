@@ -7,26 +7,9 @@ import threading
 from dagster import ConfigurableResource
 from pydantic import PrivateAttr
 
-from hippo_resources.sql_access import (
-    PG_REFUSE_CHANGE,
-    SqlAccess,
-    StoreError,
-    Tx,
-    append_only_pg,
-    append_only_sqlite,
-    checked_schema,
-)
+from hippo_resources.sql_access import SqlAccess, StoreError, Tx, checked_schema, dialect_ddl
 
-__all__ = [
-    "PG_REFUSE_CHANGE",
-    "SqlAccess",
-    "SqlStore",
-    "StoreError",
-    "Tx",
-    "append_only_pg",
-    "append_only_sqlite",
-    "checked_schema",
-]
+__all__ = ["SqlAccess", "SqlStore", "StoreError", "Tx", "checked_schema", "dialect_ddl"]
 
 
 class SqlStore(SqlAccess, ConfigurableResource):

@@ -25,57 +25,30 @@ from hippo_core.work_memory import (
     validate_id,
     validate_project,
 )
-from hippo_resources.sql_access import (
-    PG_REFUSE_CHANGE,
-    Plain,
-    SqlAccess,
-    Tx,
-    append_only_pg,
-    append_only_sqlite,
-)
+from hippo_resources.sql_access import Plain, SqlAccess, Tx, dialect_ddl
 
 DEFAULT_SUMMARY_MAX_BYTES = 8 * 1024
 
-SQLITE_DDL = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS heads (project TEXT PRIMARY KEY, seq INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS checkpoints (
-    project TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    kind TEXT NOT NULL CHECK (kind IN ('work', 'conversation')),
-    summary TEXT NOT NULL,
-    session_id TEXT NOT NULL,
-    event_id TEXT NOT NULL,
-    agent TEXT,
-    ts TEXT NOT NULL,
-    base_seq INTEGER,
-    PRIMARY KEY (project, seq),
-    UNIQUE (project, session_id, event_id)
-);
-CREATE INDEX IF NOT EXISTS checkpoints_by_session ON checkpoints (project, session_id, kind, seq);
-""" + append_only_sqlite("checkpoints")
-
-PG_DDL = (
+SQLITE_DDL, PG_DDL = dialect_ddl(
     """
-CREATE TABLE IF NOT EXISTS {schema}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS {schema}.heads (project TEXT PRIMARY KEY, seq BIGINT NOT NULL);
-CREATE TABLE IF NOT EXISTS {schema}.checkpoints (
+CREATE TABLE IF NOT EXISTS {t}meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS {t}heads (project TEXT PRIMARY KEY, seq {int64} NOT NULL);
+CREATE TABLE IF NOT EXISTS {t}checkpoints (
     project TEXT NOT NULL,
-    seq BIGINT NOT NULL,
+    seq {int64} NOT NULL,
     kind TEXT NOT NULL CHECK (kind IN ('work', 'conversation')),
     summary TEXT NOT NULL,
     session_id TEXT NOT NULL,
     event_id TEXT NOT NULL,
     agent TEXT,
     ts TEXT NOT NULL,
-    base_seq BIGINT,
+    base_seq {int64},
     PRIMARY KEY (project, seq),
     UNIQUE (project, session_id, event_id)
 );
-CREATE INDEX IF NOT EXISTS checkpoints_by_session ON {schema}.checkpoints (project, session_id, kind, seq);
-"""
-    + PG_REFUSE_CHANGE
-    + append_only_pg("checkpoints")
+CREATE INDEX IF NOT EXISTS checkpoints_by_session ON {t}checkpoints (project, session_id, kind, seq);
+""",
+    append_only=("checkpoints",),
 )
 
 _COLUMNS = "seq, kind, summary, session_id, event_id, agent, ts, project, base_seq"
