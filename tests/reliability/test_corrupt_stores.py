@@ -4,10 +4,8 @@ run; search works again (and the rebuild takes its vectors from the embedding ca
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from dagster import DagsterInstance
 
 from hippo_core.settings import HippoSettings
@@ -16,22 +14,6 @@ from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
 from tests.reliability.servers import FakeEmbedder
-
-
-@pytest.fixture
-def embedder() -> Iterator[FakeEmbedder]:
-    fake = FakeEmbedder().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def http_settings(tmp_path: Path, vault: Path, embedder: FakeEmbedder) -> HippoSettings:
-    return HippoSettings.from_env(
-        {"HIPPO_EMBED_URL": embedder.url, "HIPPO_EMBED_MODEL": "fake-hash"},
-        vault=vault,
-        home=tmp_path / "home",
-    ).model_copy(update={"embed_cache_path": tmp_path / "cache.sqlite"})
 
 
 def garble(path: Path) -> None:

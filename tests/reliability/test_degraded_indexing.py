@@ -20,6 +20,7 @@ from hippo_resources import build_resources
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
+from tests.reliability.conftest import fake_embedder_settings
 from tests.reliability.servers import FakeEmbedder
 
 NEW_NOTE = "# Octopus gardening\n\nThe zebrafinch octopus tends a kelp garden behind the lighthouse.\n"
@@ -34,15 +35,7 @@ def embedder() -> Iterator[FakeEmbedder]:
 
 @pytest.fixture
 def http_settings(tmp_path: Path, vault: Path, embedder: FakeEmbedder) -> HippoSettings:
-    return HippoSettings.from_env(
-        {
-            "HIPPO_EMBED_URL": embedder.url,
-            "HIPPO_EMBED_MODEL": "fake-hash",
-            "HIPPO_EMBED_RETRIES": "2",
-        },
-        vault=vault,
-        home=tmp_path / "home",
-    ).model_copy(update={"embed_cache_path": tmp_path / "cache.sqlite"})
+    return fake_embedder_settings(embedder, vault, tmp_path, {"HIPPO_EMBED_RETRIES": "2"})
 
 
 def check_evaluations(result) -> dict[str, object]:  # noqa: ANN001 - Dagster's execution result

@@ -70,13 +70,6 @@ def bulk_note(i: int, version: int) -> str:
     return f"# Bulk note {i}\n\n" + "\n".join(sections)
 
 
-@pytest.fixture
-def embedder() -> Iterator[FakeEmbedder]:
-    fake = FakeEmbedder().start()
-    yield fake
-    fake.stop()
-
-
 def env_of(settings: HippoSettings, embedder: FakeEmbedder, tmp_path: Path) -> dict[str, str]:
     return {
         **os.environ,

@@ -4,9 +4,6 @@ with the embedding cache deleted); purged after the retention period or by `hipp
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from hippo_cli.main import main
@@ -18,22 +15,6 @@ from tests.conftest import run_graph
 from tests.reliability.servers import FakeEmbedder
 
 NOTE = "20-wiki/health/sleep-hygiene.md"
-
-
-@pytest.fixture
-def embedder() -> Iterator[FakeEmbedder]:
-    fake = FakeEmbedder().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
-def http_settings(tmp_path: Path, vault: Path, embedder: FakeEmbedder) -> HippoSettings:
-    return HippoSettings.from_env(
-        {"HIPPO_EMBED_URL": embedder.url, "HIPPO_EMBED_MODEL": "fake-hash"},
-        vault=vault,
-        home=tmp_path / "home",
-    ).model_copy(update={"embed_cache_path": tmp_path / "cache.sqlite"})
 
 
 def paths(settings: HippoSettings, query: str, mode: str = "hybrid") -> set[str]:
