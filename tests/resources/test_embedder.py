@@ -3,7 +3,6 @@ a tiny stand-in endpoint on loopback that misbehaves the way outside servers can
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -11,10 +10,8 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +22,7 @@ import pytest
 from hippo_core.fingerprints import embed_hash
 from hippo_resources import Embedder, EmbedderError
 from hippo_resources.embedder import check_vectors
+from tests.resources.embed_server import Server
 
 DIM = 384
 TEXTS = ["커피를 마시고 바로 20분 낮잠을 잔다.", "Dagster assets carry lineage.", "형태소 분석기 Kiwi"]
@@ -257,51 +255,18 @@ def test_http_backend_without_url_raises_embedder_error() -> None:
 Responder = Callable[[dict[str, Any]], tuple[int, bytes]]
 
 
-class StandIn:
-    """A loopback HTTP endpoint that answers /v1/embeddings with whatever `respond` returns."""
-
-    def __init__(self, respond: Responder) -> None:
-        self.requests: list[tuple[dict[str, Any], dict[str, str]]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                outer.requests.append((body, dict(self.headers)))
-                status, payload = respond(body)
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                self.end_headers()
-                with contextlib.suppress(BrokenPipeError):  # the client gave up (timeout test)
-                    self.wfile.write(payload)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
-
-
 @pytest.fixture
-def stand_in() -> Iterator[Callable[[Responder], StandIn]]:
-    servers: list[StandIn] = []
+def stand_in(serve) -> Callable[[Responder], Server]:  # noqa: ANN001 - the conftest fixture
+    """A loopback endpoint that answers /v1/embeddings with whatever `respond` returns."""
 
-    def start(respond: Responder) -> StandIn:
-        servers.append(StandIn(respond))
-        return servers[-1]
+    def start(respond: Responder) -> Server:
+        def script(_n: int, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
+            status, payload = respond(body)
+            return status, {}, payload
 
-    yield start
-    for s in servers:
-        s.close()
+        return serve(script)
+
+    return start
 
 
 def vectors_reply(make: Callable[[int], list[float]]) -> Responder:
@@ -317,12 +282,12 @@ def test_stand_in_with_valid_vectors_is_accepted_and_sees_the_role(stand_in) -> 
     http = Embedder(backend="http", url=server.url, model="e5-small", api_key="sekret")
     vecs = http.embed(["a", "b"], role="query")
     assert np.array_equal(vecs, np.eye(2, DIM, dtype=np.float32))
-    body, headers = server.requests[-1]
+    body, headers = server.log[-1]["body"], server.log[-1]["headers"]
     assert body == {"model": "e5-small", "input": ["a", "b"], "input_type": "query"}
     assert headers["Authorization"] == "Bearer sekret"
     inline = Embedder(backend="http", url=server.url, http_role="inline")
     inline.embed(["a"], role="passage")
-    body, headers = server.requests[-1]
+    body, headers = server.log[-1]["body"], server.log[-1]["headers"]
     assert body["input"] == ["passage: a"] and "input_type" not in body
     assert "Authorization" not in headers
 

@@ -4,12 +4,8 @@ token budget."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import threading
-import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import numpy as np
@@ -21,9 +17,6 @@ from hippo_resources.embedder import retry_after_seconds
 
 DIM = 384
 
-# (status, extra headers, body) for one request, from the request number and body; status 0 hangs up
-Script = Callable[[int, dict[str, Any]], tuple[int, dict[str, str], bytes]]
-
 
 def vectors(body: dict[str, Any]) -> bytes:
     data = [
@@ -31,64 +24,6 @@ def vectors(body: dict[str, Any]) -> bytes:
         for i in range(len(body["input"]))
     ]
     return json.dumps({"object": "list", "data": data}).encode()
-
-
-class Server:
-    """An HTTP/1.1 (keep-alive) embeddings endpoint on 127.0.0.1 that answers as `script` says and
-    records every request: its time, its body and the client's port (one port per TCP connection)."""
-
-    def __init__(self, script: Script) -> None:
-        self.log: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server naming
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with outer.lock:
-                    n = len(outer.log)
-                    outer.log.append({"t": time.monotonic(), "body": body, "port": self.client_address[1]})
-                status, headers, payload = script(n, body)
-                if status == 0:  # hang up without an answer
-                    self.close_connection = True
-                    return
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(payload)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.01,), daemon=True)
-        self.thread.start()
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-        self.thread.join(timeout=5)
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Script], Server]]:
-    servers: list[Server] = []
-
-    def start(script: Script) -> Server:
-        servers.append(Server(script))
-        return servers[-1]
-
-    yield start
-    for s in servers:
-        s.close()
 
 
 def ok(n: int, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
