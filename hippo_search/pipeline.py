@@ -27,7 +27,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +163,15 @@ class Snapshot:
     title_tokens: dict[str, list[str]]
     vector_error: str | None = None
     pending_vectors: int = 0  # chunks of this generation indexed by keyword only (the embedder was down)
+    nav_paths: dict[str, bool] = field(default_factory=dict)
+
+    def navigation(self, row: int) -> bool:
+        """Whether a row is on a generated navigation page; decided once per path, not per candidate."""
+        path = self.rows.value("path", row)
+        nav = self.nav_paths.get(path)
+        if nav is None:
+            nav = self.nav_paths[path] = is_navigation_page(path)
+        return nav
 
 
 def load_snapshot(
@@ -212,12 +221,13 @@ def same_generation(snap: Snapshot, hits: Ranked) -> Ranked:
         return hits
     if "embed_hash" not in snap.table.columns:
         return hits
-    hashes = snap.rows.column("embed_hash")
+    # this generation's hashes of the hits only (the whole column as a list is O(chunks) per query)
+    hashes = snap.table["embed_hash"].gather([snap.row_of[cid] for cid, _ in hits]).to_list()
     got = snap.collection.get(ids=[cid for cid, _ in hits], include=["metadatas"])
     stored = {
         cid: (m or {}).get("embed_hash") for cid, m in zip(got["ids"], got["metadatas"] or [], strict=False)
     }
-    return [(cid, sim) for cid, sim in hits if stored.get(cid) == hashes[snap.row_of[cid]]]
+    return [(cid, sim) for (cid, sim), want in zip(hits, hashes, strict=True) if stored.get(cid) == want]
 
 
 # --- 2. lanes --------------------------------------------------------------------------------------------
@@ -343,9 +353,7 @@ def rank_sections(
     ranked among themselves and listed after every other hit (never a second section of a listed document).
     Generated navigation pages (HOME, index, log, hubs) take no result slot unless `include_navigation`."""
     if not include_navigation:
-        candidates = [
-            c for c in candidates if not is_navigation_page(snap.rows[snap.row_of[c.chunk_id]]["path"])
-        ]
+        candidates = [c for c in candidates if not snap.navigation(snap.row_of[c.chunk_id])]
     strong = [c for c in candidates if not c.weak]
     weak = [c for c in candidates if c.weak]
     hits = _rank_sections(snap, strong, params, q_tokens, query, limit, tokenizer, today)
