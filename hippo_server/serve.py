@@ -71,10 +71,8 @@ def server_config(settings: HippoSettings) -> uvicorn.Config:
     protocol = type(
         "HeaderTimeoutProtocol", (HeaderTimeoutProtocol,), {"header_timeout": settings.header_timeout}
     )
-    app = create_app(settings)
-    app.state.engine.start_warm_up()  # loads the index, Kiwi and the embedder while uvicorn starts
     return uvicorn.Config(
-        app,
+        create_app(settings),
         host=settings.host,
         port=settings.port,
         log_level="warning",

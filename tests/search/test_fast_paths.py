@@ -159,19 +159,6 @@ def test_term_hits_equal_the_row_major_count() -> None:
             assert term_hits(idx, rows, cols).tolist() == want
 
 
-def test_warm_up_loads_what_the_first_search_needs(indexed_module: HippoSettings, tmp_path: Path) -> None:
-    from hippo_core import tokenize
-
-    engine = open_engine(indexed_module, log=False)
-    engine.start_warm_up().join(timeout=300)
-    assert engine._snapshot is not None and tokenize._kiwi is not None
-    assert engine._snapshot.generation == engine.lexical_store.manifest()["generation"]
-    # nothing indexed yet: the warm-up stops quietly, the search says why
-    empty = open_engine(HippoSettings(vault=tmp_path / "v", home=tmp_path / "h"), log=False)
-    empty.warm_up()
-    assert empty._snapshot is None
-
-
 def _per_term_pattern(terms: dict[str, float]) -> re.Pattern[str]:
     """The snippet pattern before: one case-insensitive word-start lookbehind per Latin term."""
     from hippo_core.snippets import _HANGUL_HAN, _WORD_START
