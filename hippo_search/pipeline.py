@@ -644,9 +644,16 @@ class SearchEngine:
             gap=gap,
             results=hits,
         )
-        if log and self.ledger is not None:
-            self._record(request, status, hits, snap.generation, gap)
+        if log:
+            self.log_search(request, response)
         return response
+
+    def log_search(self, request: SearchRequest, response: SearchResponse) -> None:
+        """Record an answered search in the query log and the gap radar. The REST route calls this after
+        the response is sent (`search(..., log=False)` first): a ledger write (a SQLite commit, ~30 ms
+        on a busy disk) is no part of a search's latency."""
+        if self.ledger is not None:
+            self._record(request, response.status, response.results, response.generation, response.gap)
 
     def _record(
         self, request: SearchRequest, status: str, hits: list[SearchHit], generation: str, gap: str | None
