@@ -383,6 +383,8 @@ def _rank_sections(
     norm_query = normalize_query(query)
     cand_rows = np.array([snap.row_of[c.chunk_id] for c in candidates], dtype=np.int64)
     hits_per_row = term_hits(snap.index, cand_rows, q_cols) if q_cols and q_terms else None
+    if params.title_boost:
+        _tokenize_titles(snap, [snap.rows[int(i)] for i in cand_rows], tokenizer)
     best: dict[str, tuple[float, Candidate, Any, float]] = {}
     for k, cand in enumerate(candidates):
         idx = int(cand_rows[k])
@@ -458,8 +460,19 @@ def rerank_hits(
     return reorder(head, outcome.scores) + hits[len(head) :], None
 
 
+def _title_key(row: Any) -> str:
+    return f"{row['title']}\n{row['heading'] or ''}"
+
+
+def _tokenize_titles(snap: Snapshot, rows: list[Any], tokenizer: Tokenizer) -> None:
+    """Analyze the candidates' titles not seen yet in one batch (one Kiwi call, not one per title)."""
+    missing = list(dict.fromkeys(k for k in map(_title_key, rows) if k not in snap.title_tokens))
+    if missing:
+        snap.title_tokens.update(zip(missing, tokenizer.tokenize_many(missing), strict=True))
+
+
 def _title_tokens(snap: Snapshot, row: dict[str, Any], tokenizer: Tokenizer) -> list[str]:
-    key = f"{row['title']}\n{row['heading'] or ''}"
+    key = _title_key(row)
     if key not in snap.title_tokens:
         snap.title_tokens[key] = tokenizer.tokenize(key)
     return snap.title_tokens[key]
