@@ -65,7 +65,7 @@ from hippo_resources import (
     build_resources,
 )
 from hippo_search.envelope import SearchHit, SearchRequest, SearchResponse, Section
-from hippo_search.table import Masks, Rows, term_hits
+from hippo_search.table import Masks, Rows, load_table, term_hits
 
 Ranked = list[tuple[str, float]]
 """A lane's result: (chunk id, score) best first; BM25 scores for the lexical lane, cosine for the semantic."""
@@ -154,7 +154,7 @@ class Snapshot:
     generation: str
     embed_model: str | None  # the embedder that made this generation's vectors (from its manifest)
     index: BM25Index
-    table: pl.DataFrame
+    table: pl.DataFrame  # every column but the texts, which `rows` reads from the mapped file
     rows: Rows  # row views over `table`'s columns (hippo_search/table.py), not a dict per row
     ids: list[str]  # chunk id of each BM25 row
     row_of: dict[str, int]
@@ -183,9 +183,10 @@ def load_snapshot(
         raise NotIndexedError(
             "the index was built by another analyzer version: run `hippo run` to rebuild it"
         )
-    index, table = lexical_store.load(manifest["generation"])
+    folder = lexical_store.path / manifest["generation"]
+    index, (table, texts) = BM25Index.load(folder), load_table(folder)
     collection, vector_error = open_vectors(vector_store)
-    rows = Rows(table)
+    rows = Rows(table, texts)
     ids = rows.column("chunk_id") if table.height else []
     return Snapshot(
         generation=manifest["generation"],
