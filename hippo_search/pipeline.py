@@ -27,7 +27,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +65,7 @@ from hippo_resources import (
     build_resources,
 )
 from hippo_search.envelope import SearchHit, SearchRequest, SearchResponse, Section
-from hippo_search.table import Masks, Rows, term_hits
+from hippo_search.table import Masks, Rows, load_table, term_hits
 
 Ranked = list[tuple[str, float]]
 """A lane's result: (chunk id, score) best first; BM25 scores for the lexical lane, cosine for the semantic."""
@@ -154,7 +154,7 @@ class Snapshot:
     generation: str
     embed_model: str | None  # the embedder that made this generation's vectors (from its manifest)
     index: BM25Index
-    table: pl.DataFrame
+    table: pl.DataFrame  # every column but the texts, which `rows` reads from the mapped file
     rows: Rows  # row views over `table`'s columns (hippo_search/table.py), not a dict per row
     ids: list[str]  # chunk id of each BM25 row
     row_of: dict[str, int]
@@ -163,6 +163,15 @@ class Snapshot:
     title_tokens: dict[str, list[str]]
     vector_error: str | None = None
     pending_vectors: int = 0  # chunks of this generation indexed by keyword only (the embedder was down)
+    nav_paths: dict[str, bool] = field(default_factory=dict)
+
+    def navigation(self, row: int) -> bool:
+        """Whether a row is on a generated navigation page; decided once per path, not per candidate."""
+        path = self.rows.value("path", row)
+        nav = self.nav_paths.get(path)
+        if nav is None:
+            nav = self.nav_paths[path] = is_navigation_page(path)
+        return nav
 
 
 def load_snapshot(
@@ -174,9 +183,10 @@ def load_snapshot(
         raise NotIndexedError(
             "the index was built by another analyzer version: run `hippo run` to rebuild it"
         )
-    index, table = lexical_store.load(manifest["generation"])
+    folder = lexical_store.path / manifest["generation"]
+    index, (table, texts) = BM25Index.load(folder), load_table(folder)
     collection, vector_error = open_vectors(vector_store)
-    rows = Rows(table)
+    rows = Rows(table, texts)
     ids = rows.column("chunk_id") if table.height else []
     return Snapshot(
         generation=manifest["generation"],
@@ -212,12 +222,13 @@ def same_generation(snap: Snapshot, hits: Ranked) -> Ranked:
         return hits
     if "embed_hash" not in snap.table.columns:
         return hits
-    hashes = snap.rows.column("embed_hash")
+    # this generation's hashes of the hits only (the whole column as a list is O(chunks) per query)
+    hashes = snap.table["embed_hash"].gather([snap.row_of[cid] for cid, _ in hits]).to_list()
     got = snap.collection.get(ids=[cid for cid, _ in hits], include=["metadatas"])
     stored = {
         cid: (m or {}).get("embed_hash") for cid, m in zip(got["ids"], got["metadatas"] or [], strict=False)
     }
-    return [(cid, sim) for cid, sim in hits if stored.get(cid) == hashes[snap.row_of[cid]]]
+    return [(cid, sim) for (cid, sim), want in zip(hits, hashes, strict=True) if stored.get(cid) == want]
 
 
 # --- 2. lanes --------------------------------------------------------------------------------------------
@@ -343,9 +354,7 @@ def rank_sections(
     ranked among themselves and listed after every other hit (never a second section of a listed document).
     Generated navigation pages (HOME, index, log, hubs) take no result slot unless `include_navigation`."""
     if not include_navigation:
-        candidates = [
-            c for c in candidates if not is_navigation_page(snap.rows[snap.row_of[c.chunk_id]]["path"])
-        ]
+        candidates = [c for c in candidates if not snap.navigation(snap.row_of[c.chunk_id])]
     strong = [c for c in candidates if not c.weak]
     weak = [c for c in candidates if c.weak]
     hits = _rank_sections(snap, strong, params, q_tokens, query, limit, tokenizer, today)
@@ -375,6 +384,8 @@ def _rank_sections(
     norm_query = normalize_query(query)
     cand_rows = np.array([snap.row_of[c.chunk_id] for c in candidates], dtype=np.int64)
     hits_per_row = term_hits(snap.index, cand_rows, q_cols) if q_cols and q_terms else None
+    if params.title_boost:
+        _tokenize_titles(snap, [snap.rows[int(i)] for i in cand_rows], tokenizer)
     best: dict[str, tuple[float, Candidate, Any, float]] = {}
     for k, cand in enumerate(candidates):
         idx = int(cand_rows[k])
@@ -450,8 +461,19 @@ def rerank_hits(
     return reorder(head, outcome.scores) + hits[len(head) :], None
 
 
+def _title_key(row: Any) -> str:
+    return f"{row['title']}\n{row['heading'] or ''}"
+
+
+def _tokenize_titles(snap: Snapshot, rows: list[Any], tokenizer: Tokenizer) -> None:
+    """Analyze the candidates' titles not seen yet in one batch (one Kiwi call, not one per title)."""
+    missing = list(dict.fromkeys(k for k in map(_title_key, rows) if k not in snap.title_tokens))
+    if missing:
+        snap.title_tokens.update(zip(missing, tokenizer.tokenize_many(missing), strict=True))
+
+
 def _title_tokens(snap: Snapshot, row: dict[str, Any], tokenizer: Tokenizer) -> list[str]:
-    key = f"{row['title']}\n{row['heading'] or ''}"
+    key = _title_key(row)
     if key not in snap.title_tokens:
         snap.title_tokens[key] = tokenizer.tokenize(key)
     return snap.title_tokens[key]
@@ -636,9 +658,16 @@ class SearchEngine:
             gap=gap,
             results=hits,
         )
-        if log and self.ledger is not None:
-            self._record(request, status, hits, snap.generation, gap)
+        if log:
+            self.log_search(request, response)
         return response
+
+    def log_search(self, request: SearchRequest, response: SearchResponse) -> None:
+        """Record an answered search in the query log and the gap radar. The REST route calls this after
+        the response is sent (`search(..., log=False)` first): a ledger write (a SQLite commit, ~30 ms
+        on a busy disk) is no part of a search's latency."""
+        if self.ledger is not None:
+            self._record(request, response.status, response.results, response.generation, response.gap)
 
     def _record(
         self, request: SearchRequest, status: str, hits: list[SearchHit], generation: str, gap: str | None

@@ -13,12 +13,37 @@ from the BM25 postings, without a row-major copy of the index.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, overload
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.ipc as ipc
 
 from hippo_core.bm25 import BM25Index
+from hippo_resources.lexical_store import CHUNK_TABLE, CHUNK_TABLE_MAPPED
+
+MAPPED_ONLY = ("text",)
+"""Columns left in the memory-mapped Arrow file (read for the shown hits only): the texts are most of
+the table, and `pl.read_ipc` copies them into memory (~2x the file's size in RSS)."""
+
+
+def load_table(folder: Path) -> tuple[pl.DataFrame, pa.ChunkedArray | None]:
+    """A generation's chunk table without its texts, and the texts as a memory-mapped Arrow column.
+
+    From the uncompressed Arrow copy, pyarrow maps the file (zero-copy) and only the other columns become
+    a polars frame; a generation without that copy is read from Parquet, texts included (None)."""
+    mapped = folder / CHUNK_TABLE_MAPPED
+    if not mapped.is_file():
+        return pl.read_parquet(folder / CHUNK_TABLE), None
+    # The buffers keep the map alive; a generation pruned meanwhile stays readable (unlinked, still mapped).
+    arrow = ipc.open_file(pa.memory_map(str(mapped))).read_all()
+    names = [n for n in arrow.column_names if n not in MAPPED_ONLY]
+    frame = pl.from_arrow(arrow.select(names))
+    assert isinstance(frame, pl.DataFrame)
+    return frame, arrow.column("text") if "text" in arrow.column_names else None
+
 
 LIGHT_COLUMNS = (
     "chunk_id",
@@ -64,9 +89,10 @@ class RowView(Mapping[str, Any]):
 class Rows(Sequence[RowView]):
     """The rows of a chunk table, indexable like the list of dicts it replaces."""
 
-    def __init__(self, table: pl.DataFrame) -> None:
+    def __init__(self, table: pl.DataFrame, texts: pa.ChunkedArray | None = None) -> None:
         self.table = table
-        self.columns = list(table.columns)
+        self.texts = texts  # the `text` column when it stays in the mapped file (`load_table`)
+        self.columns = list(table.columns) + (["text"] if texts is not None else [])
         self._light: dict[str, list[Any]] = {}
         for name in LIGHT_COLUMNS:
             if name in table.columns:
@@ -82,12 +108,18 @@ class Rows(Sequence[RowView]):
             return col[i]
         if key not in self.columns:
             raise KeyError(key)
+        if key == "text" and self.texts is not None:
+            return self.texts[i].as_py()
         return self.table[key].slice(i, 1).to_list()[0]
 
     def column(self, key: str) -> list[Any]:
         """A whole column as a list (shared, do not modify)."""
         col = self._light.get(key)
-        return col if col is not None else self.table[key].to_list()
+        if col is not None:
+            return col
+        if key == "text" and self.texts is not None:
+            return self.texts.to_pylist()
+        return self.table[key].to_list()
 
     def __len__(self) -> int:
         return self.table.height

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from fastapi import FastAPI, Request
+from fastapi import BackgroundTasks, FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -225,7 +225,7 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
             }
         },
     )
-    async def search(request: Request) -> Any:
+    async def search(request: Request, after: BackgroundTasks) -> Any:
         raw = await request.body()
         try:
             data = json.loads(decode_utf8(raw, what="request body"))
@@ -240,9 +240,11 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
         except ValidationError as exc:
             return error(422, "invalid_request", validation_message(exc))
         try:
-            return await run_in_threadpool(engine.search, req)
+            response = await run_in_threadpool(engine.search, req, log=False)
         except NotIndexedError as exc:
             return error(503, "not_indexed", str(exc))
+        after.add_task(engine.log_search, req, response)  # logged once the answer is sent
+        return response
 
     @app.post("/api/v1/bundle", tags=["search"], response_model=EvidenceBundle)
     def bundle(body: BundleRequest) -> Any:

