@@ -119,12 +119,16 @@ def watch(
 
     # The first pass brings the index up to date with edits made while nobody watched.
     seen: dict[str, Stat] | None = None
+    warm: threading.Thread | None = None
     try:
         while not wake.stop:
             look = vault_look(vault, inbox=True)
             changed = changed_paths(seen, look) if seen is not None else ["(start)"]
             if changed:
                 seen = _refresh(job, instance, vault, look, changed, say, vault_look)
+                if warm is None:  # after the first pass: it must not wait for the warm-up
+                    warm = threading.Thread(target=_warm_up, name="hippo-warm-up", daemon=True)
+                    warm.start()
                 if wake.stop:
                     break
                 continue  # an edit made during the run: look again at once
@@ -138,6 +142,17 @@ def watch(
             observer.join(timeout=5)
     say("stopped")
     return 0
+
+
+def _warm_up() -> None:
+    """Load what an edit's run needs and a no-op run does not, while the watcher is idle: Kiwi's model
+    (seconds; one instance then serves every run of this process) and Great Expectations (the checks of
+    changed tables). The first edit is then searchable without waiting for either."""
+    from expectations.runner import warm_up
+    from hippo_core.tokenize import get_kiwi
+
+    get_kiwi()
+    warm_up()
 
 
 def _refresh(

@@ -24,6 +24,7 @@ from dagster import (
 from pydantic import Field
 
 from expectations import check_result, suites
+from hippo_assets import check_memo
 from hippo_assets.index import GROUP
 from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
 from hippo_assets.ingest.assets import sources
@@ -52,6 +53,7 @@ from hippo_resources.chunk_store import (
     DOCUMENTS,
     MESSAGES,
     PENDING_SCHEMA,
+    PENDING_VECTORS,
     VECTOR_STATE,
     CorruptTableError,
 )
@@ -127,8 +129,17 @@ def vault_documents(
         .select("path", "sector", "sector_declared")
         .iter_rows()
     ]
-    chunk_store.write(DOCUMENTS, frame)
-    cache.save(scan.table)
+    # Nothing read and no note gone (every row reused, as many as the table has): the same table again.
+    unchanged = (
+        not scan.parsed
+        and not scan.rehashed_unchanged
+        and scan.reused == scan.table.height
+        and _rows(chunk_store.path / DOCUMENTS) == frame.height
+        and cache.file.exists()
+    )
+    if not unchanged:
+        chunk_store.write(DOCUMENTS, frame)
+        cache.save(scan.table)
     by_status = dict(frame.group_by("status").len().iter_rows()) if frame.height else {}
     return MaterializeResult(
         metadata={
@@ -141,8 +152,17 @@ def vault_documents(
             "parsed": len(scan.parsed),
             "unchanged_after_hash": len(scan.rehashed_unchanged),
             "reused": scan.reused,
+            "unchanged": unchanged,
         }
     )
+
+
+def _rows(table: Path) -> int | None:
+    """Rows of a parquet table, from its footer; None when it is missing or unreadable."""
+    try:
+        return int(pl.scan_parquet(table).select(pl.len()).collect().item())
+    except (OSError, pl.exceptions.PolarsError):
+        return None
 
 
 def _parser_fingerprint(vault: Vault) -> str:
@@ -287,6 +307,9 @@ def _previous_chunks(
     description="No empty chunk, unique ids, anchors, known governance values (GX).",
 )
 def chunks_are_valid(chunk_store: ChunkStore) -> AssetCheckResult:
+    stamp = check_memo.file_stamp(chunk_store.path / CHUNKS)
+    if check_memo.passed_on(chunk_store, "chunks_are_valid", stamp):
+        return check_memo.unchanged_pass("the chunk table is")
     frame = chunk_store.chunks().select(
         "chunk_id",
         "anchor",
@@ -295,7 +318,9 @@ def chunks_are_valid(chunk_store: ChunkStore) -> AssetCheckResult:
         "trust",
         pl.col("text").str.strip_chars().alias("text_stripped"),
     )
-    return check_result("chunks", frame, suites.chunk_suite())
+    return check_memo.remember(
+        chunk_store, "chunks_are_valid", stamp, check_result("chunks", frame, suites.chunk_suite())
+    )
 
 
 class EmbeddingsConfig(Config):
@@ -653,8 +678,17 @@ def _vector_meta(row: dict) -> dict[str, str]:
 def vectors_match_chunks(
     chunk_store: ChunkStore, vector_store: VectorStore, embedder: Embedder
 ) -> AssetCheckResult:
-    frame = chunk_store.chunks().select("chunk_id", "embed_hash")
     collection = vector_store.collection()
+    stamp = [
+        *(check_memo.file_stamp(chunk_store.path / name) for name in (CHUNKS, VECTOR_LEDGER_STATE)),
+        check_memo.file_stamp(chunk_store.path / PENDING_VECTORS),
+        str(collection.id),
+        collection.count(),
+        embedder.dim,
+    ]
+    if check_memo.passed_on(chunk_store, "vectors_match_chunks", stamp):
+        return check_memo.unchanged_pass("the chunk table, the vector ledger and the store's count are")
+    frame = chunk_store.chunks().select("chunk_id", "embed_hash")
     ledger = read_ledger(chunk_store, collection)
     if ledger is None:  # every vector and its metadata, read from the store
         vec, read = _stored_vectors(vector_store, collection), "whole store"
@@ -690,13 +724,13 @@ def vectors_match_chunks(
         "vectors", joined.filter(pl.col("vector_count") > 0), suites.vector_suite(embedder.dim), extra
     )
     if result.passed and waiting.height:
-        return AssetCheckResult(
+        result = AssetCheckResult(
             passed=False,
             severity=AssetCheckSeverity.WARN,
             description=f"{waiting.height} chunks waiting for vectors",
             metadata=result.metadata,
         )
-    return result
+    return check_memo.remember(chunk_store, "vectors_match_chunks", stamp, result)
 
 
 VEC_SCHEMA: dict[str, pl.DataType] = {
