@@ -646,10 +646,11 @@ def _settle_trash(
         added = pl.DataFrame(rows, schema=DELETED_SCHEMA)
         deleted = pl.concat([deleted.select(list(DELETED_SCHEMA)).cast(DELETED_SCHEMA), added])
     if deleted.height or rows or (chunk_store.path / DELETED_CHUNKS).exists():
-        deleted = deleted.filter(
+        kept = deleted.filter(
             ~pl.col("path").is_in(list(current_paths)) & (pl.col("deleted_at") >= cutoff)
         ).unique("chunk_id", keep="last")
-        chunk_store.write_deleted(deleted.select(list(DELETED_SCHEMA)).cast(DELETED_SCHEMA))
+        if rows or kept.height != deleted.height or not (chunk_store.path / DELETED_CHUNKS).exists():
+            chunk_store.write_deleted(kept.select(list(DELETED_SCHEMA)).cast(DELETED_SCHEMA))
     return purged
 
 

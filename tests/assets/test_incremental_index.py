@@ -198,6 +198,9 @@ def test_chunks_and_embeddings_reuse_unchanged_rows_and_equal_a_rebuild(
     assert table.stat().st_mtime_ns == stamp
     emb = meta(noop, "embeddings")
     assert (emb["embedded"], emb["read_whole_store"], emb["reused"]) == (0, False, emb["chunks"])
+    assert meta(noop, "vault_documents")["unchanged"] is True
+    memo = {e.check_name: "unchanged_since_passed" in e.metadata for e in noop.get_asset_check_evaluations()}
+    assert memo["chunks_are_valid"] and memo["vectors_match_chunks"] and memo["source_hashes_match"]
 
     vault = settings.vault
     note = vault / "20-wiki/data/dagster-assets.md"
@@ -213,10 +216,9 @@ def test_chunks_and_embeddings_reuse_unchanged_rows_and_equal_a_rebuild(
     assert meta(edited, "chunks")["rechunked"] == 2 and meta(edited, "chunks")["unchanged"] is False
     emb = meta(edited, "embeddings")
     assert emb["read_whole_store"] is False and 2 <= emb["embedded"] < emb["chunks"]
-    vec_check = next(
-        e for e in edited.get_asset_check_evaluations() if e.check_name == "vectors_match_chunks"
-    )
-    assert str(vec_check.metadata["vectors_read"].value).startswith("ledger")
+    evaluations = {e.check_name: e for e in edited.get_asset_check_evaluations()}
+    assert str(evaluations["vectors_match_chunks"].metadata["vectors_read"].value).startswith("ledger")
+    assert "unchanged_since_passed" not in evaluations["chunks_are_valid"].metadata
 
     scratch = HippoSettings(
         vault=vault, home=tmp_path / "scratch-home", embed_cache_path=settings.embed_cache_path
