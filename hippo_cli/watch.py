@@ -127,7 +127,7 @@ def watch(
             if changed:
                 seen = _refresh(job, instance, vault, look, changed, say, vault_look)
                 if warm is None:  # after the first pass: it must not wait for the warm-up
-                    warm = threading.Thread(target=_warm_up, name="hippo-warm-up", daemon=True)
+                    warm = threading.Thread(target=_warm_up, args=(say,), name="hippo-warm-up", daemon=True)
                     warm.start()
                 if wake.stop:
                     break
@@ -144,15 +144,18 @@ def watch(
     return 0
 
 
-def _warm_up() -> None:
+def _warm_up(say: Callable[[str], None] | None = None) -> None:
     """Load what an edit's run needs and a no-op run does not, while the watcher is idle: Kiwi's model
     (seconds; one instance then serves every run of this process) and Great Expectations (the checks of
     changed tables). The first edit is then searchable without waiting for either."""
     from expectations.runner import warm_up
     from hippo_core.tokenize import get_kiwi
 
+    started = time.monotonic()
     get_kiwi()
     warm_up()
+    if say is not None:
+        say(f"warm: Kiwi and the checks loaded in {time.monotonic() - started:.1f} s")
 
 
 def _refresh(
