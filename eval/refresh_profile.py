@@ -65,40 +65,6 @@ def hippo_run(env: dict[str, str], work: Path, label: str) -> dict[str, Any]:
     }
 
 
-def warm_runs(env: dict[str, str], work: Path, notes: list[str], corpora: Any, seed: int) -> dict[str, Any]:
-    """As `hippo watch` runs them: refresh_job in this process (Definitions built once, Kiwi and GX loaded
-    before the edit), a no-op run, then an edit run; seconds per step of each."""
-    import io
-
-    os.environ.update(env)
-    from hippo_assets.definitions import build_definitions
-    from hippo_cli.runner import get_instance, run_job
-    from hippo_cli.watch import _warm_up
-    from hippo_core.settings import HippoSettings
-
-    job = build_definitions(HippoSettings()).resolve_job_def("refresh_job")
-    instance = get_instance()
-    out: dict[str, Any] = {}
-    for label in ("first", "noop", "edit"):
-        if label == "edit":
-            tag = f"{time.time_ns()}"
-            edit_one_paragraph(work / "vault", notes[len(notes) // 3], marker_word(seed, tag), corpora, seed)
-        log_ = io.StringIO()
-        t0 = time.monotonic()
-        ok = run_job(job, instance, out=log_)
-        lines = log_.getvalue().splitlines()
-        out[f"warm_{label}"] = {
-            "ok": ok,
-            "wall_s": round(time.monotonic() - t0, 2),
-            "steps": steps(lines),
-            "loadavg_1m": loadavg()[0],
-        }
-        log(f"in-process {label}: {out[f'warm_{label}']['wall_s']} s")
-        if label == "first":
-            _warm_up()
-    return out
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m eval.refresh_profile", description=__doc__.splitlines()[0]
@@ -109,9 +75,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
     parser.add_argument("--vault-from", type=Path, help="a kept work folder: skip generating and building")
     parser.add_argument("--json", type=Path)
-    parser.add_argument(
-        "--warm", action="store_true", help="also time runs in one warm process, as `hippo watch` makes them"
-    )
     args = parser.parse_args(argv)
     work = args.vault_from or Path(tempfile.mkdtemp(prefix="hippo-refresh-profile-"))
     children = Children()
@@ -157,8 +120,6 @@ def main(argv: list[str] | None = None) -> int:
         )
         out["add"] = hippo_run(env, work, "add")
         log(f"add {out['add']['wall_s']} s")
-        if args.warm:
-            out.update(warm_runs(env, work, notes, corpora, args.seed))
     finally:
         children.close()
         if not args.keep and args.vault_from is None:
