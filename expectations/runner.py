@@ -32,6 +32,14 @@ def _context() -> Any:
     return _CONTEXT
 
 
+def warm_up() -> None:
+    """Import GX and build its context now: a long-lived process (`hippo watch`) does it while idle."""
+    import great_expectations.expectations  # noqa: F401 - the suites' import, the heavy part
+
+    with _LOCK:
+        _context()
+
+
 def validate(suite_name: str, frame: pl.DataFrame, expectations: Sequence[Any]) -> Any:
     """Validate `frame` against the expectations; returns GX's ExpectationSuiteValidationResult."""
     import great_expectations as gx

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import great_expectations.expectations as gxe
-
 from hippo_core.vault_layout import LANES
 
 NORM_TOLERANCE = 1e-3
@@ -16,6 +14,8 @@ def chunk_suite() -> list[Any]:
 
     `status` and `trust` may hold a person's own value (`status: done`): kept as written, rank neutral.
     """
+    import great_expectations.expectations as gxe  # heavy (seconds): imported when a check runs
+
     return [
         gxe.ExpectColumnValuesToNotBeNull(column="chunk_id"),
         gxe.ExpectColumnValuesToBeUnique(column="chunk_id"),
@@ -29,6 +29,8 @@ def chunk_suite() -> list[Any]:
 
 def vector_suite(dim: int) -> list[Any]:
     """Chunks joined with stored vectors: exactly one vector per chunk, right dimension, unit norm, no orphans."""
+    import great_expectations.expectations as gxe  # heavy (seconds): imported when a check runs
+
     return [
         gxe.ExpectColumnValuesToBeInSet(column="has_chunk", value_set=[True]),
         gxe.ExpectColumnValuesToBeBetween(column="vector_count", min_value=1, max_value=1),
@@ -44,6 +46,8 @@ def vector_suite(dim: int) -> list[Any]:
 
 def source_suite() -> list[Any]:
     """Source copies: the declared sha256 is present and equals the hash of the body on disk."""
+    import great_expectations.expectations as gxe  # heavy (seconds): imported when a check runs
+
     return [
         gxe.ExpectColumnValuesToNotBeNull(column="declared_sha256"),
         gxe.ExpectColumnPairValuesToBeEqual(column_A="declared_sha256", column_B="actual_sha256"),

@@ -121,6 +121,7 @@ def watch(
 
     # The first pass brings the index up to date with edits made while nobody watched.
     seen: dict[str, Stat] | None = None
+    warm: threading.Thread | None = None
     try:
         while not wake.stop:
             look = vault_look(vault, inbox=True)
@@ -132,6 +133,9 @@ def watch(
                 changed = changed_paths(seen, look)
             if changed:
                 seen = _refresh(job, instance, vault, look, changed, say, vault_look)
+                if warm is None and not wake.stop:  # after the first pass, which must not wait for it
+                    warm = threading.Thread(target=_warm_up, args=(say,), name="hippo-warm-up", daemon=True)
+                    warm.start()
                 if wake.stop:
                     break
                 continue  # an edit made during the run: look again at once
@@ -159,6 +163,20 @@ def _settled(
             break
         look = again
     return look
+
+
+def _warm_up(say: Callable[[str], None] | None = None) -> None:
+    """Load what an edit's run needs and a no-op run does not, while the watcher is idle: Kiwi's model
+    (seconds; one instance then serves every run of this process) and Great Expectations (the checks of
+    changed tables). The first edit is then searchable without waiting for either."""
+    from expectations.runner import warm_up
+    from hippo_core.tokenize import get_kiwi
+
+    started = time.monotonic()
+    get_kiwi()
+    warm_up()
+    if say is not None:
+        say(f"warm: Kiwi and the checks loaded in {time.monotonic() - started:.1f} s")
 
 
 def _refresh(

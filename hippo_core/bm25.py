@@ -197,7 +197,8 @@ class BM25Index:
         return [(int(cand[i]), float(cand_scores[i])) for i in order]
 
     def save(self, directory: Path) -> None:
-        """Write the index into `directory` and fsync it (the caller swaps generations).
+        """Write the index into `directory`, each file fsync'd; the caller fsyncs the folder's entries and
+        swaps generations (`LexicalStore.write_generation`, with `hippo_resources.files.fsync_dir`).
 
         A small `bm25.json`, the vocabulary in `bm25.vocab.json` (read only when `terms` are needed
         without the index) and plain `.npy` arrays that `load` memory-maps instead of parsing.
@@ -230,7 +231,6 @@ class BM25Index:
                 os.fsync(fh.fileno())
         _write_json(directory / VOCAB_FILE, terms)
         _write_json(directory / META_FILE, meta)  # last: its presence says the rest is there
-        _fsync_dir(directory)
 
     @staticmethod
     def read_meta(directory: Path) -> dict[str, Any]:
@@ -413,17 +413,3 @@ def _count_rows(corpus_tokens: Sequence[Sequence[str]], vocab: dict[str, int]) -
     return sp.csr_array(
         (count.astype(np.int32), (pair % n_terms).astype(np.int32), indptr), shape=(n_docs, len(vocab))
     )
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Persist the directory entries too; not possible on every platform (Windows), hence best effort."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -125,6 +128,18 @@ def chunk_rows(doc: Document, model_id: str, params: ChunkParams | None = None) 
             }
         )
     return rows
+
+
+def document_key(record: Mapping[str, Any], salt: str) -> str:
+    """A key of everything a document's chunk rows are made of (every field of its `documents` row and
+    `salt`: the model id, the chunk sizes and the chunking code): equal keys, equal rows, so `chunks`
+    copies the rows of a document whose key is unchanged instead of chunking it again."""
+    h = hashlib.blake2b(salt.encode("utf-8"), digest_size=16)
+    fields = {k: v for k, v in record.items() if k != "body"}
+    h.update(json.dumps(fields, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8"))
+    h.update(b"\x00")
+    h.update(str(record.get("body") or "").encode("utf-8"))
+    return h.hexdigest()
 
 
 class MassRemovalError(RuntimeError):

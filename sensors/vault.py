@@ -22,6 +22,7 @@ from dagster import (
     sensor,
 )
 
+from hippo_core.ignore import is_ignored
 from hippo_core.vault_changes import Stat, fingerprint
 from hippo_core.vault_layout import INBOX, NOT_INDEXED, NOT_INDEXED_FILES
 from hippo_resources import Vault
@@ -35,8 +36,10 @@ def vault_look(vault: Vault, inbox: bool = False) -> dict[str, Stat]:
     The same files as `Vault.markdown_files` filtered by `is_indexed` (a test holds them equal), found
     with one `scandir` walk whose entries carry their stat: about 20 times cheaper on a large vault, which
     matters to a sensor tick and to every pass of `hippo watch`. Folders search never reads are not
-    entered."""
+    entered, nor are folders `.hippoignore` leaves out; notes it leaves out are not listed (inbox files
+    are, as `Vault.inbox_files` lists them)."""
     root = vault.path
+    rules = vault.ignore_rules()
     look: dict[str, Stat] = {}
     stack = [(root, "")]
     while stack:
@@ -53,10 +56,15 @@ def vault_look(vault: Vault, inbox: bool = False) -> dict[str, Stat]:
             rel = prefix + name
             try:
                 if entry.is_dir(follow_symlinks=False):  # as os.walk: a linked folder is not entered
-                    if not in_inbox and (rel not in NOT_INDEXED or (inbox and rel == INBOX)):
+                    indexed = rel not in NOT_INDEXED and not (rules and is_ignored(rules, rel, is_dir=True))
+                    if not in_inbox and (indexed or (inbox and rel == INBOX)):
                         stack.append((Path(entry.path), rel + "/"))
                     continue
-                note = name.lower().endswith(MARKDOWN) and rel not in NOT_INDEXED_FILES
+                note = (
+                    name.lower().endswith(MARKDOWN)
+                    and rel not in NOT_INDEXED_FILES
+                    and not (rules and is_ignored(rules, rel, is_dir=False))
+                )
                 if not (inbox if in_inbox else note):
                     continue
                 if entry.is_symlink() and root not in Path(entry.path).resolve().parents:

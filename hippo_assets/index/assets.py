@@ -24,16 +24,18 @@ from dagster import (
 from pydantic import Field
 
 from expectations import check_result, suites
+from hippo_assets import check_memo
 from hippo_assets.index import GROUP
 from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
 from hippo_assets.ingest.assets import sources
-from hippo_core import documents, fingerprints, frontmatter, text_input, vault_layout
+from hippo_core import chunking, documents, fingerprints, frontmatter, text_input, vault_layout
 from hippo_core.bm25 import BM25Index, BM25Params, TermCounts
 from hippo_core.chunking import ChunkParams
 from hippo_core.documents import (
     Document,
     check_removal,
     chunk_rows,
+    document_key,
     foreign_value_report_from,
     parse_document,
 )
@@ -51,8 +53,11 @@ from hippo_resources.chunk_store import (
     DOCUMENTS,
     MESSAGES,
     PENDING_SCHEMA,
+    PENDING_VECTORS,
+    VECTOR_STATE,
     CorruptTableError,
 )
+from hippo_resources.files import write_text_atomic
 from hippo_resources.scan_cache import ScanCache
 from hippo_resources.vector_store import VectorStoreCorrupt
 
@@ -124,8 +129,17 @@ def vault_documents(
         .select("path", "sector", "sector_declared")
         .iter_rows()
     ]
-    chunk_store.write(DOCUMENTS, frame)
-    cache.save(scan.table)
+    # Nothing read and no note gone (every row reused, as many as the table has): the same table again.
+    unchanged = (
+        not scan.parsed
+        and not scan.rehashed_unchanged
+        and scan.reused == scan.table.height
+        and _rows(chunk_store.path / DOCUMENTS) == frame.height
+        and cache.file.exists()
+    )
+    if not unchanged:
+        chunk_store.write(DOCUMENTS, frame)
+        cache.save(scan.table)
     by_status = dict(frame.group_by("status").len().iter_rows()) if frame.height else {}
     return MaterializeResult(
         metadata={
@@ -138,8 +152,17 @@ def vault_documents(
             "parsed": len(scan.parsed),
             "unchanged_after_hash": len(scan.rehashed_unchanged),
             "reused": scan.reused,
+            "unchanged": unchanged,
         }
     )
+
+
+def _rows(table: Path) -> int | None:
+    """Rows of a parquet table, from its footer; None when it is missing or unreadable."""
+    try:
+        return int(pl.scan_parquet(table).select(pl.len()).collect().item())
+    except (OSError, pl.exceptions.PolarsError):
+        return None
 
 
 def _parser_fingerprint(vault: Vault) -> str:
@@ -156,22 +179,55 @@ class ChunksConfig(Config):
     overlap_chars: int = Field(default=150, description="Trailing sentences carried into the next chunk.")
 
 
+CHUNK_SOURCES = "chunk_sources.json"
+"""Beside `chunks.parquet`: each document's key (`documents.document_key`) and where its rows are, with
+the table file's size and mtime, so the next run copies the rows of unchanged documents."""
+
+
 @asset(
     group_name=GROUP,
     kinds={"polars", "parquet"},
     deps=[vault_documents, "conversation_chunks"],
     description="Heading-aware chunks (paragraph and sentence boundaries, with overlap), each with a stable "
-    "id, a path#heading anchor, content and embed hashes and the governance fields.",
+    "id, a path#heading anchor, content and embed hashes and the governance fields. Only documents whose "
+    "row changed are chunked again; the others' rows are copied from the last table, and an unchanged "
+    "table is not written again.",
 )
 def chunks(
     context: AssetExecutionContext, config: ChunksConfig, chunk_store: ChunkStore, embedder: Embedder
 ) -> MaterializeResult:
+    started = time.monotonic()
     docs = chunk_store.documents()
     params = ChunkParams(max_chars=config.max_chars, overlap_chars=config.overlap_chars)
-    rows = []
+    salt = _chunk_salt(embedder.model_id, params)
+    previous = _previous_chunks(chunk_store, salt)
+    before, before_docs, before_rows = previous or (pl.DataFrame(schema=CHUNK_SCHEMA), {}, 0)
+    fresh: list[dict[str, Any]] = []
+    pieces: list[np.ndarray] = []  # row numbers in `before`'s document rows followed by `fresh`
+    sources: list[list[Any]] = []
+    rechunked = start = 0
     for record in docs.iter_rows(named=True):
-        rows.extend(chunk_rows(Document.model_validate(record), embedder.model_id, params))
-    frame = pl.DataFrame(rows, schema=CHUNK_SCHEMA)
+        key = document_key(record, salt)
+        old = before_docs.get(record["path"])
+        if old is not None and old[0] == key:
+            first, n = old[1], old[2]
+        else:
+            rows = chunk_rows(Document.model_validate(record), embedder.model_id, params)
+            first, n = before_rows + len(fresh), len(rows)
+            fresh.extend(rows)
+            rechunked += 1
+        pieces.append(np.arange(first, first + n, dtype=np.int64))
+        sources.append([record["path"], key, start, n])
+        start += n
+    order = np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64)
+    same_rows = previous is not None and not fresh and np.array_equal(order, np.arange(before_rows))
+    frame = (
+        before.head(before_rows)
+        if same_rows
+        else pl.concat([before.head(before_rows), pl.DataFrame(fresh, schema=CHUNK_SCHEMA)]).select(
+            pl.all().gather(order)
+        )
+    )
     try:  # written by memory's conversation_chunks
         conversations = chunk_store.read(CONVERSATION_CHUNKS).select(list(CHUNK_SCHEMA))
     except FileNotFoundError:
@@ -182,19 +238,67 @@ def chunks(
         conversations = None
     if conversations is not None:
         frame = pl.concat([frame, conversations])
-    chunk_store.write(CHUNKS, frame)
+    unchanged = same_rows and before.slice(before_rows).equals(
+        conversations if conversations is not None else before.clear()
+    )
+    if not unchanged:
+        written = chunk_store.write(CHUNKS, frame)
+        state = {"salt": salt, "chunks_file": _file_stamp(written), "vault_rows": len(order)}
+        write_text_atomic(chunk_store.path / CHUNK_SOURCES, json.dumps({**state, "documents": sources}))
     lengths = frame["text"].str.len_chars() if frame.height else pl.Series([0])
     return MaterializeResult(
         metadata={
             "chunks": frame.height,
             "documents": docs.height,
+            "rechunked": rechunked,
+            "new_rows": len(fresh),
+            "unchanged": unchanged,
             "mean_chars": float(lengths.mean() or 0),
             "max_chars": int(lengths.max() or 0),
             "by_lane": MetadataValue.json(
                 dict(frame.group_by("lane").len().iter_rows()) if frame.height else {}
             ),
+            "seconds": round(time.monotonic() - started, 2),
         }
     )
+
+
+def _chunk_salt(model_id: str, params: ChunkParams) -> str:
+    """What every document's chunk rows depend on besides the document: the model id (in embed_hash), the
+    chunk sizes, the table schema and the chunking code."""
+    h = hashlib.sha256(f"{model_id}\x00{params.model_dump_json()}\x00{CHUNK_SCHEMA!r}".encode())
+    for module in (documents, chunking, fingerprints):
+        h.update(Path(module.__file__ or "").read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _file_stamp(path: Path) -> list[int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def _previous_chunks(
+    chunk_store: ChunkStore, salt: str
+) -> tuple[pl.DataFrame, dict[str, tuple[str, int, int]], int] | None:
+    """The last chunk table, each document's (key, first row, rows) in it and how many rows are the vault
+    documents' (conversation chunks follow them); None when there is nothing trustworthy to copy from."""
+    try:
+        state = json.loads((chunk_store.path / CHUNK_SOURCES).read_text(encoding="utf-8"))
+        if state.get("salt") != salt or state.get("chunks_file") != _file_stamp(chunk_store.path / CHUNKS):
+            return None
+        before = chunk_store.chunks()
+        spots = {str(p): (str(k), int(first), int(n)) for p, k, first, n in state["documents"]}
+        rows = int(state["vault_rows"])
+    except (OSError, ValueError, KeyError, TypeError, CorruptTableError):
+        return None
+    if dict(before.schema) != CHUNK_SCHEMA or rows > before.height:
+        return None
+    if any(first < 0 or first + n > rows for _, first, n in spots.values()):
+        return None
+    return before, spots, rows
 
 
 @asset_check(
@@ -203,6 +307,9 @@ def chunks(
     description="No empty chunk, unique ids, anchors, known governance values (GX).",
 )
 def chunks_are_valid(chunk_store: ChunkStore) -> AssetCheckResult:
+    stamp = check_memo.file_stamp(chunk_store.path / CHUNKS)
+    if check_memo.passed_on(chunk_store, "chunks_are_valid", stamp):
+        return check_memo.unchanged_pass("the chunk table is")
     frame = chunk_store.chunks().select(
         "chunk_id",
         "anchor",
@@ -211,7 +318,9 @@ def chunks_are_valid(chunk_store: ChunkStore) -> AssetCheckResult:
         "trust",
         pl.col("text").str.strip_chars().alias("text_stripped"),
     )
-    return check_result("chunks", frame, suites.chunk_suite())
+    return check_memo.remember(
+        chunk_store, "chunks_are_valid", stamp, check_result("chunks", frame, suites.chunk_suite())
+    )
 
 
 class EmbeddingsConfig(Config):
@@ -240,60 +349,81 @@ def embeddings(
 ) -> MaterializeResult:
     frame = chunk_store.chunks()
     collection, set_aside = _open_vectors(context, vector_store)
-    stored = vector_store.existing(collection)
-    current_ids = set(frame["chunk_id"].to_list())
-    current_paths = set(frame["path"].to_list())
-    indexed_paths = {m.get("path", "") for m in stored.values()}
+    ledger = None if set_aside else read_ledger(chunk_store, collection)
+    full_read = ledger is None
+    if ledger is None:  # no trustworthy ledger: read what the store holds (every id, metadata and norm)
+        ledger = _ledger_from_store(vector_store, collection)
+    current_paths = set(frame["path"].unique().to_list())
+    indexed_paths = set(ledger["path"].unique().to_list())
     removed_docs = check_removal(indexed_paths, current_paths, config.force)
 
+    # The diff is a join of the chunk table with the ledger: only changed rows become Python records.
+    meta_cols = [pl.col(k).fill_null("").alias(k) for k in VECTOR_METADATA]
+    joined = frame.join(
+        ledger.select("chunk_id", *[pl.col(k).alias(f"stored_{k}") for k in VECTOR_METADATA]),
+        on="chunk_id",
+        how="left",
+    )
+    has_vector = pl.col("stored_embed_hash").is_not_null()
+    same_text = has_vector & (pl.col("stored_embed_hash") == pl.col("embed_hash"))
+    meta_differs = pl.any_horizontal(
+        [pl.col(k).fill_null("") != pl.col(f"stored_{k}").fill_null("") for k in VECTOR_METADATA]
+    )
+    todo = joined.filter(~same_text).drop([f"stored_{k}" for k in VECTOR_METADATA]).to_dicts()
+    retag = joined.filter(same_text & meta_differs).select("chunk_id", *meta_cols).to_dicts()
+    had_vector = set(joined.filter(has_vector & ~same_text)["chunk_id"].to_list())
+    vanished_rows = ledger.join(frame.select("chunk_id"), on="chunk_id", how="anti")
+    vanished = vanished_rows["chunk_id"].to_list()
+    left_rows = vanished_rows.filter(~pl.col("path").is_in(list(current_paths)))
+    left = left_rows["chunk_id"].to_list()
+    stored_left = {r["chunk_id"]: r for r in left_rows.to_dicts()}
+    if todo or retag or vanished:
+        forget_ledger(chunk_store)  # the store changes now: until the new ledger is written, none holds
+
     # Sections edited away go at once; whole notes that left the vault go to the trash (soft delete).
-    vanished = sorted(set(stored) - current_ids)
-    left = [cid for cid in vanished if stored[cid].get("path", "") not in current_paths]
     vector_store.delete(sorted(set(vanished) - set(left)), collection)
     now = float(int(time.time()))  # whole seconds, as the trash keeps them
     trashed = vector_store.move_to_trash(left, collection, deleted_at=now)
 
-    todo = [
-        r
-        for r in frame.iter_rows(named=True)
-        if stored.get(r["chunk_id"], {}).get("embed_hash") != r["embed_hash"]
-    ]
-    retag = [
-        r
-        for r in frame.iter_rows(named=True)
-        if r["chunk_id"] in stored
-        and stored[r["chunk_id"]].get("embed_hash") == r["embed_hash"]
-        and any(stored[r["chunk_id"]].get(k) != (r[k] or "") for k in VECTOR_METADATA)
-    ]
     # A note back within the retention period takes its vectors from the trash: nothing is re-embedded.
     reusable = vector_store.from_trash([r["embed_hash"] for r in todo])
     restored = [r for r in todo if r["embed_hash"] in reusable]
+    norms: dict[str, tuple[int, float]] = {}  # chunk_id → (dim, norm) of the vectors written this run
     if restored:
+        restored_mat = np.vstack([reusable[r["embed_hash"]] for r in restored])
         vector_store.upsert(
-            [r["chunk_id"] for r in restored],
-            np.vstack([reusable[r["embed_hash"]] for r in restored]),
-            [_vector_meta(r) for r in restored],
-            collection,
+            [r["chunk_id"] for r in restored], restored_mat, [_vector_meta(r) for r in restored], collection
         )
+        norms.update(_norms([r["chunk_id"] for r in restored], restored_mat))
     todo = [r for r in todo if r["embed_hash"] not in reusable]
-    purged = _settle_trash(chunk_store, vector_store, set(reusable), current_paths, left, stored, now)
+    purged = _settle_trash(chunk_store, vector_store, set(reusable), current_paths, left, stored_left, now)
 
     started = time.monotonic()
-    embedded, reason = _embed_lossless(context, embedder, vector_store, collection, todo, started)
+    embedded, reason = _embed_lossless(context, embedder, vector_store, collection, todo, started, norms)
     waiting = todo[embedded:]
     if waiting:
         # A stale vector must not stand in for new text: the chunk waits for its own vector instead.
-        vector_store.delete([r["chunk_id"] for r in waiting if r["chunk_id"] in stored], collection)
+        vector_store.delete([r["chunk_id"] for r in waiting if r["chunk_id"] in had_vector], collection)
         context.log.warning(
             f"degraded: {len(waiting)} chunks waiting for vectors (the lexical index is still published): "
             f"{reason}"
         )
-    chunk_store.write_pending(
-        pl.DataFrame({k: [r[k] for r in waiting] for k in PENDING_SCHEMA}, schema=PENDING_SCHEMA),
-        scrub(reason).text if reason else None,
-    )
+    pending = pl.DataFrame({k: [r[k] for r in waiting] for k in PENDING_SCHEMA}, schema=PENDING_SCHEMA)
+    if waiting or chunk_store.pending().height or chunk_store.vector_state().get("status") != "ok":
+        chunk_store.write_pending(pending, scrub(reason).text if reason else None)
+    elif not (chunk_store.path / VECTOR_STATE).exists():
+        chunk_store.write_pending(pending, None)
     if retag:
-        collection.update(ids=[r["chunk_id"] for r in retag], metadatas=[_vector_meta(r) for r in retag])
+        collection.update(
+            ids=[r["chunk_id"] for r in retag],
+            metadatas=[{k: r[k] for k in VECTOR_METADATA} for r in retag],
+        )
+    changed = bool(todo or restored or retag or vanished)
+    if changed or full_read:
+        waiting_ids = [r["chunk_id"] for r in waiting]
+        _write_ledger(
+            context, chunk_store, collection, frame, ledger, norms, waiting_ids, full_read=full_read
+        )
     return MaterializeResult(
         metadata={
             "status": "degraded" if waiting else "ok",
@@ -311,9 +441,126 @@ def embeddings(
             "purged_from_trash": purged,
             "removed_documents": removed_docs,
             "vector_store_set_aside": str(set_aside or ""),
+            "read_whole_store": full_read,
             "seconds": round(time.monotonic() - started, 2),
         }
     )
+
+
+# --- the vector ledger: what the live collection holds, kept beside the chunk tables ---------------------
+VECTOR_LEDGER = "vector_ledger.parquet"
+VECTOR_LEDGER_STATE = "vector_ledger.json"
+LEDGER_SCHEMA: dict[str, pl.DataType] = {
+    "chunk_id": pl.Utf8(),
+    **{k: pl.Utf8() for k in VECTOR_METADATA},
+    "dim": pl.Int64(),
+    "norm": pl.Float64(),
+}
+"""One row per vector of the live collection: its id, the metadata stored with it, its dimension and norm.
+`embeddings` diffs the chunk table against it instead of reading every id and metadata from Chroma, and
+`vectors_match_chunks` checks it instead of reading every vector. It is written by `embeddings` only, after
+the store changed, and removed before the store changes: a run killed in between leaves no ledger, and the
+next run reads the store itself. It holds while the collection's id and count match its state file."""
+
+
+def read_ledger(chunk_store: ChunkStore, collection: Any) -> pl.DataFrame | None:
+    """The ledger when it describes this collection (same id, same count); else None."""
+    state = ledger_state(chunk_store)
+    if state is None or state.get("collection") != str(collection.id):
+        return None
+    try:
+        ledger = pl.read_parquet(chunk_store.path / VECTOR_LEDGER)
+    except (OSError, pl.exceptions.PolarsError):
+        return None
+    if dict(ledger.schema) != LEDGER_SCHEMA or ledger.height != state.get("vectors"):
+        return None
+    if collection.count() != ledger.height:
+        return None
+    return ledger
+
+
+def ledger_state(chunk_store: ChunkStore) -> dict[str, Any] | None:
+    try:
+        state = json.loads((chunk_store.path / VECTOR_LEDGER_STATE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return state if isinstance(state, dict) else None
+
+
+def forget_ledger(chunk_store: ChunkStore) -> None:
+    (chunk_store.path / VECTOR_LEDGER_STATE).unlink(missing_ok=True)
+
+
+def _ledger_from_store(vector_store: VectorStore, collection: Any) -> pl.DataFrame:
+    """The ledger read from the store: every id with its metadata, dimension and norm."""
+    stored = vector_store.existing(collection)
+    ids, mat = vector_store.vectors(collection=collection)
+    sizes = dict(_norms(ids, mat))
+    rows = [
+        {
+            "chunk_id": cid,
+            **{k: (None if meta.get(k) is None else str(meta.get(k))) for k in VECTOR_METADATA},
+            "dim": sizes.get(cid, (0, 0.0))[0],
+            "norm": sizes.get(cid, (0, 0.0))[1],
+        }
+        for cid, meta in stored.items()
+    ]
+    return pl.DataFrame(rows, schema=LEDGER_SCHEMA)
+
+
+def _norms(ids: list[str], mat: np.ndarray) -> list[tuple[str, tuple[int, float]]]:
+    if not len(ids):
+        return []
+    lengths = np.linalg.norm(np.asarray(mat, dtype=np.float32), axis=1).tolist()
+    return [(cid, (int(mat.shape[1]), float(n))) for cid, n in zip(ids, lengths, strict=True)]
+
+
+def _write_ledger(
+    context: AssetExecutionContext,
+    chunk_store: ChunkStore,
+    collection: Any,
+    frame: pl.DataFrame,
+    before: pl.DataFrame,
+    norms: dict[str, tuple[int, float]],
+    waiting: list[str],
+    full_read: bool,
+) -> None:
+    """After the store changed: one row per chunk with a vector (every chunk but the waiting ones), the
+    metadata this run stored, the dimension and norm of each vector written now or recorded before."""
+    sizes = before.select("chunk_id", "dim", "norm")
+    if norms:
+        fresh = pl.DataFrame(
+            {
+                "chunk_id": list(norms),
+                "dim": [d for d, _ in norms.values()],
+                "norm": [n for _, n in norms.values()],
+            },
+            schema={"chunk_id": pl.Utf8(), "dim": pl.Int64(), "norm": pl.Float64()},
+        )
+        sizes = pl.concat([sizes.join(fresh, on="chunk_id", how="anti"), fresh])
+    ledger = (
+        frame.select("chunk_id", *[pl.col(k).fill_null("").alias(k) for k in VECTOR_METADATA])
+        .filter(~pl.col("chunk_id").is_in(waiting))
+        .join(sizes, on="chunk_id", how="left")
+        .select(list(LEDGER_SCHEMA))
+        .cast(LEDGER_SCHEMA)
+    )
+    count = collection.count()
+    if count != ledger.height or ledger["dim"].null_count():
+        context.log.warning(
+            f"vector ledger not written: the store holds {count} vectors, the chunks say {ledger.height}; "
+            "the next run reads the store"
+        )
+        return
+    chunk_store.write(VECTOR_LEDGER, ledger)
+    state = {
+        "collection": str(collection.id),
+        "vectors": ledger.height,
+        "written": sorted(norms),  # read back by vectors_match_chunks
+        "from_full_read": full_read,
+        "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    write_text_atomic(chunk_store.path / VECTOR_LEDGER_STATE, json.dumps(state))
 
 
 EMBED_SLICE = 256  # chunks embedded and stored together: a failure loses at most this much progress
@@ -339,6 +586,7 @@ def _embed_lossless(
     collection: Any,
     todo: list[dict[str, Any]],
     started: float,
+    norms: dict[str, tuple[int, float]],
 ) -> tuple[int, str | None]:
     """Embed and store `todo` slice by slice. Returns how many got vectors (a prefix of `todo`) and, when
     the embedder failed, why: what was embedded is kept, the rest waits for the next run."""
@@ -361,6 +609,7 @@ def _embed_lossless(
         vector_store.upsert(
             [r["chunk_id"] for r in part], vectors, [_vector_meta(r) for r in part], collection
         )
+        norms.update(_norms([r["chunk_id"] for r in part], vectors))
     return total, None
 
 
@@ -397,10 +646,11 @@ def _settle_trash(
         added = pl.DataFrame(rows, schema=DELETED_SCHEMA)
         deleted = pl.concat([deleted.select(list(DELETED_SCHEMA)).cast(DELETED_SCHEMA), added])
     if deleted.height or rows or (chunk_store.path / DELETED_CHUNKS).exists():
-        deleted = deleted.filter(
+        kept = deleted.filter(
             ~pl.col("path").is_in(list(current_paths)) & (pl.col("deleted_at") >= cutoff)
         ).unique("chunk_id", keep="last")
-        chunk_store.write_deleted(deleted.select(list(DELETED_SCHEMA)).cast(DELETED_SCHEMA))
+        if rows or kept.height != deleted.height or not (chunk_store.path / DELETED_CHUNKS).exists():
+            chunk_store.write_deleted(kept.select(list(DELETED_SCHEMA)).cast(DELETED_SCHEMA))
     return purged
 
 
@@ -429,26 +679,23 @@ def _vector_meta(row: dict) -> dict[str, str]:
 def vectors_match_chunks(
     chunk_store: ChunkStore, vector_store: VectorStore, embedder: Embedder
 ) -> AssetCheckResult:
-    frame = chunk_store.chunks().select("chunk_id", "embed_hash")
     collection = vector_store.collection()
-    ids, mat = vector_store.vectors(collection=collection)
-    stored = vector_store.existing(collection)
-    vec = pl.DataFrame(
-        {
-            "chunk_id": ids,
-            "vector_count": [1] * len(ids),
-            "dim": [int(mat.shape[1])] * len(ids) if len(ids) else [],
-            "norm": np.linalg.norm(mat, axis=1).tolist() if len(ids) else [],
-            "stored_embed_hash": [stored.get(i, {}).get("embed_hash") for i in ids],
-        },
-        schema={
-            "chunk_id": pl.Utf8,
-            "vector_count": pl.Int64,
-            "dim": pl.Int64,
-            "norm": pl.Float64,
-            "stored_embed_hash": pl.Utf8,
-        },
-    )
+    stamp = [
+        *(check_memo.file_stamp(chunk_store.path / name) for name in (CHUNKS, VECTOR_LEDGER_STATE)),
+        check_memo.file_stamp(chunk_store.path / PENDING_VECTORS),
+        str(collection.id),
+        collection.count(),
+        embedder.dim,
+    ]
+    if check_memo.passed_on(chunk_store, "vectors_match_chunks", stamp):
+        return check_memo.unchanged_pass("the chunk table, the vector ledger and the store's count are")
+    frame = chunk_store.chunks().select("chunk_id", "embed_hash")
+    ledger = read_ledger(chunk_store, collection)
+    if ledger is None:  # every vector and its metadata, read from the store
+        vec, read = _stored_vectors(vector_store, collection), "whole store"
+    else:  # the ledger (same collection, same count), with this run's vectors read back from the store
+        written = (ledger_state(chunk_store) or {}).get("written") or []
+        vec, read = _ledger_vectors(ledger, written, collection), f"ledger, {len(written)} read back"
     vec = vec.group_by("chunk_id").agg(
         pl.col("vector_count").sum(),
         pl.col("dim").first(),
@@ -471,19 +718,80 @@ def vectors_match_chunks(
         "chunks_without_vector": waiting.height,
         "waiting_not_recorded": unrecorded,  # e.g. a run killed while embedding; the next run embeds them
         "vector_state": MetadataValue.json(chunk_store.vector_state()),
+        "vectors_read": read,
     }
     # Blocking: only what is wrong in the vectors that exist. A chunk waiting for its vector is not.
     result = check_result(
         "vectors", joined.filter(pl.col("vector_count") > 0), suites.vector_suite(embedder.dim), extra
     )
     if result.passed and waiting.height:
-        return AssetCheckResult(
+        result = AssetCheckResult(
             passed=False,
             severity=AssetCheckSeverity.WARN,
             description=f"{waiting.height} chunks waiting for vectors",
             metadata=result.metadata,
         )
-    return result
+    return check_memo.remember(chunk_store, "vectors_match_chunks", stamp, result)
+
+
+VEC_SCHEMA: dict[str, pl.DataType] = {
+    "chunk_id": pl.Utf8(),
+    "vector_count": pl.Int64(),
+    "dim": pl.Int64(),
+    "norm": pl.Float64(),
+    "stored_embed_hash": pl.Utf8(),
+}
+
+
+def _stored_vectors(vector_store: VectorStore, collection: Any) -> pl.DataFrame:
+    """One row per stored vector: id, dimension, norm and the embed_hash stored with it."""
+    ids, mat = vector_store.vectors(collection=collection)
+    stored = vector_store.existing(collection)
+    return pl.DataFrame(
+        {
+            "chunk_id": ids,
+            "vector_count": [1] * len(ids),
+            "dim": [int(mat.shape[1])] * len(ids) if len(ids) else [],
+            "norm": np.linalg.norm(mat, axis=1).tolist() if len(ids) else [],
+            "stored_embed_hash": [stored.get(i, {}).get("embed_hash") for i in ids],
+        },
+        schema=VEC_SCHEMA,
+    )
+
+
+def _ledger_vectors(ledger: pl.DataFrame, written: list[str], collection: Any) -> pl.DataFrame:
+    """The ledger's rows, those of the vectors the last run wrote replaced by what the store gives back
+    (a written vector the store lacks counts as missing)."""
+    ids: list[str] = []
+    dims: list[int] = []
+    lengths: list[float] = []
+    hashes: list[str | None] = []
+    for start in range(0, len(written), 5000):
+        got = collection.get(ids=written[start : start + 5000], include=["embeddings", "metadatas"])
+        for cid, emb, meta in zip(got["ids"], got["embeddings"], got["metadatas"] or [], strict=True):
+            vector = np.asarray(emb, dtype=np.float32)
+            ids.append(cid)
+            dims.append(int(vector.shape[0]))
+            lengths.append(float(np.linalg.norm(vector)))
+            hashes.append((meta or {}).get("embed_hash"))
+    back = pl.DataFrame(
+        {
+            "chunk_id": ids,
+            "vector_count": [1] * len(ids),
+            "dim": dims,
+            "norm": lengths,
+            "stored_embed_hash": hashes,
+        },
+        schema=VEC_SCHEMA,
+    )
+    kept = ledger.filter(~pl.col("chunk_id").is_in(written)).select(
+        "chunk_id",
+        pl.lit(1, dtype=pl.Int64).alias("vector_count"),
+        "dim",
+        "norm",
+        pl.col("embed_hash").alias("stored_embed_hash"),
+    )
+    return pl.concat([kept, back])
 
 
 class LexicalConfig(Config):
@@ -631,7 +939,9 @@ def messages_have_vectors(chunk_store: ChunkStore, vector_store: VectorStore) ->
         return AssetCheckResult(passed=True, metadata={"messages": 0})
     if not msgs.height:
         return AssetCheckResult(passed=True, metadata={"messages": 0})
-    stored = set(vector_store.existing(vector_store.collection()))
+    collection = vector_store.collection()
+    ledger = read_ledger(chunk_store, collection)
+    stored = set(vector_store.existing(collection) if ledger is None else ledger["chunk_id"].to_list())
     conv = chunks.filter((pl.col("lane") == "conversations") & (pl.col("granularity") == "message"))
     with_vec = conv.filter(pl.col("chunk_id").is_in(list(stored)))
     anchors = set(with_vec["anchor"].to_list())

@@ -19,14 +19,15 @@ from dagster import (
 from pydantic import Field
 
 from expectations import check_result, suites
+from hippo_assets import check_memo
 from hippo_assets.ingest import GROUP
 from hippo_core.extract import ExtractionError, format_for
 from hippo_core.frontmatter import FrontmatterError
 from hippo_core.scrub import scrub, scrub_value
 from hippo_core.sources import copy_name, make_document_source, make_source_copy, with_suffix_number
 from hippo_core.text_input import BadTextError
-from hippo_core.vault_layout import INBOX_PROCESSED, INBOX_SUFFIXES, SOURCES
-from hippo_resources import Vault
+from hippo_core.vault_layout import INBOX_PROCESSED, INBOX_SUFFIXES, SOURCES, is_source_copy
+from hippo_resources import ChunkStore, Vault
 
 
 class SourcesConfig(Config):
@@ -156,7 +157,12 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
 @asset_check(
     asset=sources, blocking=True, description="Every source copy's sha256 matches its body (GX suite)."
 )
-def source_hashes_match(vault: Vault) -> AssetCheckResult:
+def source_hashes_match(vault: Vault, chunk_store: ChunkStore) -> AssetCheckResult:
+    from sensors.vault import vault_look
+
+    stamp = sorted((rel, *st) for rel, st in vault_look(vault).items() if is_source_copy(rel))
+    if check_memo.passed_on(chunk_store, "source_hashes_match", stamp):
+        return check_memo.unchanged_pass("every source copy's size and mtime are")
     copies, unreadable = vault.source_copies()
     rows = [
         {"path": u["path"], "declared_sha256": None, "actual_sha256": f"unreadable: {u['error']}"}
@@ -170,4 +176,6 @@ def source_hashes_match(vault: Vault) -> AssetCheckResult:
     ]
     rows.sort(key=lambda r: r["path"])
     frame = pl.DataFrame(rows, schema={"path": pl.Utf8, "declared_sha256": pl.Utf8, "actual_sha256": pl.Utf8})
-    return check_result("source_hashes", frame, suites.source_suite())
+    return check_memo.remember(
+        chunk_store, "source_hashes_match", stamp, check_result("source_hashes", frame, suites.source_suite())
+    )

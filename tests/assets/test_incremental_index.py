@@ -10,12 +10,12 @@ import numpy as np
 import polars as pl
 from dagster import materialize
 
-from hippo_assets.index.assets import lexical_texts, vault_documents
+from hippo_assets.index.assets import _ledger_from_store, lexical_texts, vault_documents
 from hippo_core.bm25 import BM25Index, BM25Params
 from hippo_core.settings import HippoSettings
 from hippo_core.tokenize import Tokenizer
 from hippo_resources import LexicalStore, build_resources
-from tests.assets.test_pipeline import meta
+from tests.assets.test_pipeline import checks, meta
 from tests.conftest import run_graph
 
 HOUR_NS = 3600 * 1_000_000_000
@@ -175,3 +175,64 @@ def test_lexical_index_tokenizes_only_changed_chunks_and_equals_a_rebuild(settin
         qt = tok.query_tokens(q)
         np.testing.assert_array_equal(index.scores(qt), rebuilt.scores(qt), err_msg=q)
         assert index.top_k(qt, 10) == rebuilt.top_k(qt, 10)
+
+
+def vector_rows(settings: HippoSettings) -> pl.DataFrame:
+    """What the live collection holds: id, stored metadata, dimension and norm, sorted by id."""
+    store = build_resources(settings)["vector_store"]
+    collection = store.collection()
+    return _ledger_from_store(store, collection).sort("chunk_id")
+
+
+def test_chunks_and_embeddings_reuse_unchanged_rows_and_equal_a_rebuild(
+    settings: HippoSettings, tmp_path: Path
+) -> None:
+    age_all(settings.vault)  # no note modified right when it is scanned (those are always hashed again)
+    first = run_graph(settings)
+    assert first.success and meta(first, "chunks")["rechunked"] == meta(first, "chunks")["documents"]
+    age_all(settings.vault)  # the source copies the first run wrote from the inbox, too
+    assert run_graph(settings).success  # records their new mtimes (hashed: the same bytes)
+    table = settings.chunks_dir / "chunks.parquet"
+    stamp = table.stat().st_mtime_ns
+
+    noop = run_graph(settings)  # nothing changed: nothing chunked, embedded, written or read whole
+    assert noop.success and all(checks(noop).values())
+    assert (meta(noop, "chunks")["rechunked"], meta(noop, "chunks")["unchanged"]) == (0, True)
+    assert table.stat().st_mtime_ns == stamp
+    emb = meta(noop, "embeddings")
+    assert (emb["embedded"], emb["read_whole_store"], emb["reused"]) == (0, False, emb["chunks"])
+    assert meta(noop, "vault_documents")["unchanged"] is True
+    memo = {e.check_name: "unchanged_since_passed" in e.metadata for e in noop.get_asset_check_evaluations()}
+    assert memo["chunks_are_valid"] and memo["vectors_match_chunks"] and memo["source_hashes_match"]
+
+    vault = settings.vault
+    note = vault / "20-wiki/data/dagster-assets.md"
+    note.write_text(
+        note.read_text(encoding="utf-8") + "\n## Added section\n\nA brand new paragraph.\n", "utf-8"
+    )
+    (vault / "20-wiki/data/new-note.md").write_text(
+        "---\ntitle: New note\nstatus: active\n---\n\n# New note\n\nFresh text about sourdough.\n", "utf-8"
+    )
+    (vault / "50-ops/worklog.md").unlink()
+    edited = run_graph(settings)
+    assert edited.success and all(checks(edited).values())
+    assert meta(edited, "chunks")["rechunked"] == 2 and meta(edited, "chunks")["unchanged"] is False
+    emb = meta(edited, "embeddings")
+    assert emb["read_whole_store"] is False and 2 <= emb["embedded"] < emb["chunks"]
+    evaluations = {e.check_name: e for e in edited.get_asset_check_evaluations()}
+    assert str(evaluations["vectors_match_chunks"].metadata["vectors_read"].value).startswith("ledger")
+    assert "unchanged_since_passed" not in evaluations["chunks_are_valid"].metadata
+
+    scratch = HippoSettings(
+        vault=vault, home=tmp_path / "scratch-home", embed_cache_path=settings.embed_cache_path
+    )
+    rebuilt = run_graph(scratch)
+    assert rebuilt.success and meta(rebuilt, "chunks")["rechunked"] == meta(rebuilt, "chunks")["documents"]
+    incremental = pl.read_parquet(table)
+    assert incremental.equals(pl.read_parquet(scratch.chunks_dir / "chunks.parquet"))
+    held = vector_rows(settings)
+    assert held.drop("norm").equals(vector_rows(scratch).drop("norm"))
+    np.testing.assert_allclose(held["norm"].to_numpy(), 1.0, atol=1e-3)
+    ledger = pl.read_parquet(settings.chunks_dir / "vector_ledger.parquet").sort("chunk_id")
+    assert ledger.drop("norm").equals(held.drop("norm"))
+    assert set(ledger["chunk_id"]) == set(incremental["chunk_id"])

@@ -41,6 +41,26 @@ def test_the_look_lists_the_notes_the_pipeline_indexes(vault: Path) -> None:
     assert all(size == (vault / rel).stat().st_size for rel, (size, _) in look.items())
 
 
+def test_the_look_skips_what_hippoignore_skips(vault: Path) -> None:
+    (vault / "20-wiki" / "drafts").mkdir()
+    (vault / "20-wiki" / "drafts" / "draft.md").write_text("# Draft\n", encoding="utf-8")
+    (vault / "20-wiki" / "scratch.md").write_text("# Scratch\n", encoding="utf-8")
+    (vault / "20-wiki" / "keep.scratch.md").write_text("# Kept\n", encoding="utf-8")
+    (vault / "00-inbox" / "waiting.md").write_text("# Waiting\n", encoding="utf-8")
+    reader = Vault(root=str(vault))
+    assert "20-wiki/drafts/draft.md" in vault_look(reader)  # nothing ignored yet
+    (vault / ".hippoignore").write_text(
+        "# drafts and scratch notes stay out\ndrafts/\n*scratch.md\n!keep.scratch.md\n00-inbox/\n",
+        encoding="utf-8",
+    )
+    look = vault_look(reader)
+    assert set(look) == {rel for rel in reader.markdown_files() if is_indexed(rel)}
+    assert "20-wiki/keep.scratch.md" in look and NOTE in look
+    assert not {"20-wiki/drafts/draft.md", "20-wiki/scratch.md"} & set(look)
+    # the inbox is still looked at for `hippo watch`, as `inbox_files` lists it
+    assert set(vault_look(reader, inbox=True)) - set(look) == set(reader.inbox_files())
+
+
 def test_fingerprint_and_changes_follow_size_and_mtime() -> None:
     a = {"x.md": (10, 1), "y.md": (5, 2)}
     assert fingerprint(a) == fingerprint(dict(reversed(a.items())))
