@@ -105,6 +105,7 @@ def dump_set(
     progress: Callable[[str], None] | None = None,
     cached_subset: bool = False,
     doc_sample: int | None = None,
+    distractors: int = 0,
 ) -> Path:
     """Build one set's lanes once and write every query's two lists; returns the dump's path.
 
@@ -112,7 +113,8 @@ def dump_set(
     whose every relevant doc kept a row, under the name `<set>-subset` (a smaller, easier corpus: say so).
     `doc_sample`: a corpus cut to the relevant docs of a seeded sample of that many queries (and every query
     they answer), under the name `<set>-sample<N>`; the same seed and ids give the same cut in two sets that
-    share ids (MS MARCO en/ko)."""
+    share ids (MS MARCO en/ko). `distractors`: that many more docs, a seeded sample of the rest, so the cut is
+    not only answers (named `<set>-sample<N>-d<M>`)."""
     from hippo_core.bm25 import BM25Index
     from hippo_core.tokenize import Tokenizer, is_bigram
     from hippo_resources.embedder import Embedder
@@ -133,16 +135,20 @@ def dump_set(
         if per_conv:
             raise LosoError(f"{beir.name}: --doc-sample cuts a whole-corpus set, not conversations")
         keep = set().union(*(beir.qrels[q.id] for q in select_queries(beir, doc_sample, seed)))
+        others = sorted({d.id for d in beir.docs} - keep)
+        keep |= set(random.Random(seed).sample(others, min(distractors, len(others))))
         rows = [r for r in rows if beir.docs[r[1]].id in keep]
         present = {beir.docs[r[1]].id for r in rows}
         answerable = [q for q in beir.evaluable_queries() if beir.qrels[q.id] <= present]
         queries = select_queries_from(answerable, max_queries, seed)
-        set_name = f"{beir.name}-sample{doc_sample}"
+        set_name = f"{beir.name}-sample{doc_sample}" + (f"-d{distractors}" if distractors else "")
         sample_meta = {"docs": len(present), "of_docs": len(beir.docs), "queries": len(queries)}
         say(f"[{set_name}] {len(present)} of {len(beir.docs)} docs, {len(queries)} queries they answer")
     row_ids = [r[0] for r in rows]
     passages = [r[2] for r in rows]
-    embedder = Embedder(cache_path=str(Path(cache).expanduser()), threads=1)
+    # The one embedding process may be given more cores (HIPPO_EMBED_THREADS); default one.
+    threads = int(os.environ.get("HIPPO_EMBED_THREADS") or 1)
+    embedder = Embedder(cache_path=str(Path(cache).expanduser()), threads=threads)
     # One embedding process at a time on a shared machine: a set is dumped from cached passages only,
     # unless the caller says embedding here is fine.
     hashes = [embedder.hash_for(p) for p in passages]
@@ -170,7 +176,14 @@ def dump_set(
     tokenizer = Tokenizer()
     index = BM25Index.build(tokenizer.tokenize_many(passages), analyzer=tokenizer.fingerprint())
     say(f"[{beir.name}] vectors for {len(rows)} rows ({missing} to embed) and {len(queries)} queries")
-    vectors = embedder.embed(passages, role="passage")
+    step = max(len(passages) // 10, 1)
+    vectors = embedder.embed(
+        passages,
+        role="passage",
+        progress=lambda done, n: (
+            say(f"[{name}] {done}/{n} passages") if done % step == 0 or done == n else None
+        ),
+    )
     q_vectors = embedder.embed([q.text for q in queries], role="query")
     row_conv = np.asarray([conv_of(beir.docs[r[1]].extra) or "" for r in rows], dtype=object)
     masks = {c: row_conv == c for c in set(row_conv.tolist())} if per_conv else {}
@@ -544,6 +557,12 @@ def _parser() -> argparse.ArgumentParser:
         help="cut the corpus to the relevant docs of a seeded sample of N queries (dumped as <set>-sampleN)",
     )
     d.add_argument(
+        "--distractors",
+        type=int,
+        default=0,
+        help="with --doc-sample: add a seeded sample of M other docs (dumped as <set>-sampleN-dM)",
+    )
+    d.add_argument(
         "--cached-subset",
         action="store_true",
         help="a set not fully embedded yet: dump `<set>-subset`, its embedded docs and the queries they answer",
@@ -589,6 +608,7 @@ def main(argv: list[str] | None = None) -> int:
             made = 0
             for folder in folders:
                 suffix = f"-sample{args.doc_sample}" if args.doc_sample else ""
+                suffix += f"-d{args.distractors}" if args.doc_sample and args.distractors else ""
                 done = dumps / f"{folder.name}{suffix}.json.gz"
                 if done.exists() and not args.force:
                     print(f"[{folder.name}] already dumped ({done}; --force redoes it)", file=sys.stderr)
@@ -605,6 +625,7 @@ def main(argv: list[str] | None = None) -> int:
                         lambda m: print(m, file=sys.stderr, flush=True),
                         args.cached_subset,
                         args.doc_sample,
+                        args.distractors,
                     )
                     made += 1
                 except (
