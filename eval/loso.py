@@ -106,6 +106,7 @@ def dump_set(
     cached_subset: bool = False,
     doc_sample: int | None = None,
     distractors: int = 0,
+    conversations: str | None = None,
 ) -> Path:
     """Build one set's lanes once and write every query's two lists; returns the dump's path.
 
@@ -114,7 +115,8 @@ def dump_set(
     `doc_sample`: a corpus cut to the relevant docs of a seeded sample of that many queries (and every query
     they answer), under the name `<set>-sample<N>`; the same seed and ids give the same cut in two sets that
     share ids (MS MARCO en/ko). `distractors`: that many more docs, a seeded sample of the rest, so the cut is
-    not only answers (named `<set>-sample<N>-d<M>`)."""
+    not only answers (named `<set>-sample<N>-d<M>`). `conversations`: a conversation set cut to a seeded
+    sample of that many whole conversations and their questions (named `<set>-conv<K>`)."""
     from hippo_core.bm25 import BM25Index
     from hippo_core.tokenize import Tokenizer, is_bigram
     from hippo_resources.embedder import Embedder
@@ -130,7 +132,24 @@ def dump_set(
     params = RankingParams()
     rows = index_rows(beir.docs, exchanges=per_conv)
     set_name = beir.name
-    sample_meta: dict[str, int] | None = None
+    sample_meta: dict[str, Any] | None = None
+    if conversations is not None:
+        if not per_conv:
+            raise LosoError(f"{beir.name}: --conversations cuts a conversation set")
+        convs = sorted({conv_of(d.extra) or "" for d in beir.docs})
+        if conversations.isdigit():
+            chosen = set(random.Random(seed).sample(convs, min(int(conversations), len(convs))))
+        else:
+            chosen = set(conversations.split(","))
+            if chosen - set(convs):
+                raise LosoError(f"{beir.name}: no conversation {', '.join(sorted(chosen - set(convs)))}")
+        rows = [r for r in rows if conv_of(beir.docs[r[1]].extra) in chosen]
+        queries = [q for q in queries if conv_of(q.extra) in chosen]
+        set_name = f"{beir.name}-{conv_suffix(conversations)}"
+        sample_meta = {"conversations": sorted(chosen), "rows": len(rows), "queries": len(queries)}
+        say(
+            f"[{set_name}] conversations {', '.join(sorted(chosen))}: {len(rows)} rows, {len(queries)} queries"
+        )
     if doc_sample is not None:
         if per_conv:
             raise LosoError(f"{beir.name}: --doc-sample cuts a whole-corpus set, not conversations")
@@ -155,7 +174,7 @@ def dump_set(
     cached = embedder._cache_get(hashes)  # noqa: SLF001 - a read of the shared cache, nothing embedded
     missing = len(passages) - len(cached)
     name = set_name
-    subset: dict[str, int] | None = sample_meta
+    subset: dict[str, Any] | None = sample_meta
     if missing and cached_subset and not embed_passages:
         rows = [r for r, h in zip(rows, hashes, strict=True) if h in cached]
         row_ids = [r[0] for r in rows]
@@ -226,6 +245,11 @@ def dump_set(
     write_dump(path, SetLanes(name, [], meta), raw_queries=out)
     say(f"[{name}] wrote {path}")
     return path
+
+
+def conv_suffix(conversations: str) -> str:
+    """`conv3` for a sample of three conversations, the names themselves (`conv-30+conv-42`) for a list."""
+    return f"conv{conversations}" if conversations.isdigit() else "+".join(sorted(conversations.split(",")))
 
 
 def select_queries_from(queries: list[Query], max_queries: int | None, seed: int) -> list[Query]:
@@ -563,6 +587,11 @@ def _parser() -> argparse.ArgumentParser:
         help="with --doc-sample: add a seeded sample of M other docs (dumped as <set>-sampleN-dM)",
     )
     d.add_argument(
+        "--conversations",
+        help="a conversation set cut to K whole conversations (seeded sample) or to the named ones, a,b "
+        "(dumped as <set>-convK or <set>-a+b)",
+    )
+    d.add_argument(
         "--cached-subset",
         action="store_true",
         help="a set not fully embedded yet: dump `<set>-subset`, its embedded docs and the queries they answer",
@@ -609,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
             for folder in folders:
                 suffix = f"-sample{args.doc_sample}" if args.doc_sample else ""
                 suffix += f"-d{args.distractors}" if args.doc_sample and args.distractors else ""
+                suffix += f"-{conv_suffix(args.conversations)}" if args.conversations else ""
                 done = dumps / f"{folder.name}{suffix}.json.gz"
                 if done.exists() and not args.force:
                     print(f"[{folder.name}] already dumped ({done}; --force redoes it)", file=sys.stderr)
@@ -626,6 +656,7 @@ def main(argv: list[str] | None = None) -> int:
                         args.cached_subset,
                         args.doc_sample,
                         args.distractors,
+                        args.conversations,
                     )
                     made += 1
                 except (
