@@ -50,7 +50,14 @@ from eval.beir import (
     select_queries,
 )
 from eval.metrics import score_query
-from hippo_core.adaptive_fusion import FEATURES, FusionModel, fuse_adaptive, fuse_with_weak, lane_signals
+from hippo_core.adaptive_fusion import (
+    BASE_FEATURES,
+    FEATURES,
+    FusionModel,
+    fuse_adaptive,
+    fuse_with_weak,
+    lane_signals,
+)
 from hippo_core.ranking import RankingParams, solo_match_floor
 from hippo_core.rerank import reorder
 from hippo_resources.reranker import Reranker
@@ -58,7 +65,9 @@ from hippo_resources.reranker import Reranker
 DEFAULT_DUMPS = Path("~/.cache/hippocampus/loso")
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
 GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))
-LAMBDAS: tuple[float, ...] = (0.0, 0.001, 0.01)
+LAMBDAS: tuple[float, ...] = (0.0, 0.001, 0.01, 0.1)
+FEATURE_SETS: dict[str, tuple[str, ...]] = {"base": BASE_FEATURES, "all": FEATURES}
+"""The signal sets the inner leave-one-set-out chooses between (with the L2 strength)."""
 OLD_SHARE = 0.6
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 ROWS = ("lexical", "semantic", "old fused 0.6", "fixed share (LOSO)", "adaptive (LOSO)")
@@ -381,14 +390,21 @@ def choose_share(tables: Sequence[Table]) -> float:
     return float(GRID[min(best, key=lambda i: abs(GRID[i] - 0.5))])
 
 
-def fit_model(tables: Sequence[Table], lam: float, bandwidth: float = 0.07, steps: int = 300) -> FusionModel:
+def fit_model(
+    tables: Sequence[Table],
+    lam: float,
+    features: Sequence[str] = BASE_FEATURES,
+    bandwidth: float = 0.07,
+    steps: int = 300,
+) -> FusionModel:
     """The share model that maximizes mean Hit@1 + nDCG@10 over `tables` (every set weighs the same).
 
     Each query's utility is known at every grid share; smoothed over the grid with a Gaussian kernel it
     becomes a differentiable function of the share, and the logistic model's weights climb its gradient
     (numpy only, L2 penalty `lam` on the weights, not the bias)."""
     grid = np.asarray(GRID)
-    x = np.vstack([t.x for t in tables])
+    cols = [FEATURES.index(f) for f in features]
+    x = np.vstack([t.x for t in tables])[:, cols]
     u = np.vstack([t.u for t in tables])
     w = np.concatenate([np.full(len(t.u), 1.0 / max(len(t.u), 1)) for t in tables]) / max(len(tables), 1)
     mean, scale = x.mean(axis=0), x.std(axis=0)
@@ -405,6 +421,7 @@ def fit_model(tables: Sequence[Table], lam: float, bandwidth: float = 0.07, step
         grad = z.T @ (w * du * a * (1 - a)) - lam * np.r_[0.0, beta[1:]]
         beta += 5.0 * grad
     return FusionModel(
+        features=tuple(features),
         weights=tuple(float(b) for b in beta[1:]),
         bias=float(beta[0]),
         mean=tuple(float(m) for m in mean),
@@ -422,15 +439,22 @@ def grid_utility(model: FusionModel, t: Table) -> float:
 
 
 def choose_model(tables: Sequence[Table]) -> tuple[FusionModel, float]:
-    """Regularization by leave-one-set-out inside `tables`, then a fit on all of them."""
+    """Signal set and regularization by leave-one-set-out inside `tables`, then a fit on all of them."""
     if len(tables) < 2:
         return fit_model(tables, LAMBDAS[1]), LAMBDAS[1]
+    options = [(name, lam) for name in FEATURE_SETS for lam in LAMBDAS]
     scores = {
-        lam: np.mean([grid_utility(fit_model([o for o in tables if o is not t], lam), t) for t in tables])
-        for lam in LAMBDAS
+        (name, lam): np.mean(
+            [
+                grid_utility(fit_model([o for o in tables if o is not t], lam, FEATURE_SETS[name]), t)
+                for t in tables
+            ]
+        )
+        for name, lam in options
     }
-    lam = max(LAMBDAS, key=lambda v: (scores[v], v))
-    return fit_model(tables, lam), lam
+    # ties: the fewer signals, then the stronger penalty
+    name, lam = max(options, key=lambda o: (scores[o], -len(FEATURE_SETS[o[0]]), o[1]))
+    return fit_model(tables, lam, FEATURE_SETS[name]), lam
 
 
 def evaluate_rows(
@@ -509,7 +533,7 @@ def loso(
             "trained_on": [t.name for t in train],
             "fixed_share": share,
             "lambda": lam,
-            "model": model.model_dump(include={"weights", "bias"}),
+            "model": model.model_dump(include={"features", "weights", "bias"}),
             "rows": rows,
             "in_sample_best_share": choose_share([tables[s.name]]),
         }
