@@ -40,14 +40,17 @@ def _session_start(date: str) -> dt.datetime:
 
 
 def locomo_export(
-    folder: Path,
+    folder: Path, conversations: set[str] | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, set[str]]]:
-    """(claude.ai-style conversations, queries by id, evidence ids by query id)."""
+    """(claude.ai-style conversations, queries by id, evidence ids by query id); only `conversations`
+    (and their questions) when given."""
     turns = [
         json.loads(line)
         for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
         if line
     ]
+    if conversations is not None:
+        turns = [t for t in turns if t["conv"] in conversations]
     by_conv: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for turn in turns:
         by_conv[turn["conv"]].append(turn)
@@ -73,7 +76,8 @@ def locomo_export(
     for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines():
         if line:
             q = json.loads(line)
-            queries[q["_id"]] = q
+            if conversations is None or q["conv"] in conversations:
+                queries[q["_id"]] = q
     qrels: dict[str, set[str]] = defaultdict(set)
     for line in (folder / "qrels.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         qid, doc, score = line.split("\t")
@@ -179,14 +183,18 @@ def evaluate(
 
 
 def run(
-    folder: Path, max_queries: int | None = None, cache: Path = DEFAULT_CACHE, work: Path | None = None
+    folder: Path,
+    max_queries: int | None = None,
+    cache: Path = DEFAULT_CACHE,
+    work: Path | None = None,
+    conversations: set[str] | None = None,
 ) -> dict[str, Any]:
-    export, queries, qrels = locomo_export(folder)
+    export, queries, qrels = locomo_export(folder, conversations)
     evaluable = {qid: q for qid, q in queries.items() if qrels.get(qid)}
     if max_queries:
         evaluable = dict(list(evaluable.items())[:max_queries])
     report: dict[str, Any] = {
-        "dataset": folder.name,
+        "dataset": folder.name + (f" ({', '.join(sorted(conversations))})" if conversations else ""),
         "conversations": len(export),
         "messages": sum(len(c["chat_messages"]) for c in export),
         "queries": len(evaluable),
@@ -237,11 +245,13 @@ def main(argv: list[str] | None = None) -> int:
         "--cache", type=Path, default=DEFAULT_CACHE, help="embedding cache (re-runs embed nothing)"
     )
     parser.add_argument("--json", type=Path, help="also write the report as JSON")
+    parser.add_argument("--conversations", help="only these conversations (a,b) and their questions")
     args = parser.parse_args(argv)
     if not (args.folder / "corpus.jsonl").is_file():
         print(f"bench_locomo: no corpus.jsonl in {args.folder}", file=sys.stderr)
         return 2
-    report = run(args.folder, args.max_queries, args.cache)
+    convs = set(args.conversations.split(",")) if args.conversations else None
+    report = run(args.folder, args.max_queries, args.cache, conversations=convs)
     print(render(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
