@@ -1,6 +1,7 @@
 """Leave-one-set-out: every fusion choice made on the other sets, measured on the one left out.
 
     python -m eval.loso dump [DATA_DIR] [--sets a,b] [--max-queries N] [--embed-passages]
+        [--doc-sample N [--distractors M]] [--conversations K|a,b]
     python -m eval.loso [run] [--sets a,b] [--json out.json]
     python -m eval.loso train [--out hippo_core/adaptive_fusion.json]
 
@@ -8,13 +9,17 @@
 analyzer, bigram weight and pools, the shared embedding cache) and writes every query's two lane lists with
 their scores (BM25 top 60, exact-cosine top 60) to `DUMP_DIR/<set>.json.gz`. It refuses a set whose
 passages are not all in the embedding cache unless `--embed-passages` (one embedding process at a time on
-a shared machine); query vectors are cached too. Everything after that is cheap: no re-embedding.
+a shared machine; `HIPPO_EMBED_THREADS` gives that one process more threads); query vectors are cached too,
+and passage vectors are stored batch by batch, so a stopped dump loses one batch at most. A set too big to
+embed in time can be cut, and the cut names the dump: `--doc-sample N` keeps the relevant docs of N seeded
+queries (plus `--distractors M` other docs), `--conversations` keeps whole conversations. Everything after
+that is cheap: no re-embedding.
 
 `run` (the default) scores, for each dumped set left out in turn: the lexical lane, the semantic lane, the
 old fused list (convex, `lexical_share` 0.6, a share chosen in-sample on all six sets: labelled so), a fixed
 share chosen on the other sets, and query-adaptive fusion (`hippo_core.adaptive_fusion`) trained on the
-other sets, its regularization chosen by an inner leave-one-set-out over those same sets. The two new rows
-return weak hits (semantic-only hits under the floor) after the others, as the product does.
+other sets, its signal set and regularization chosen by an inner leave-one-set-out over those same sets.
+The two new rows return weak hits (semantic-only hits under the floor) after the others, as the product does.
 
 `train` fits the shipped model on every dumped set (in-sample for each of them: the left-out estimate of
 that procedure is what `run` prints) and writes it with the command and data that made it.
