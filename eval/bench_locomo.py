@@ -188,6 +188,7 @@ def run(
     cache: Path = DEFAULT_CACHE,
     work: Path | None = None,
     conversations: set[str] | None = None,
+    segment_modes: tuple[bool, ...] = (False, True),
 ) -> dict[str, Any]:
     export, queries, qrels = locomo_export(folder, conversations)
     evaluable = {qid: q for qid, q in queries.items() if qrels.get(qid)}
@@ -202,7 +203,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
         base = work or Path(tmp)
         base.mkdir(parents=True, exist_ok=True)
-        for segments in (False, True):
+        for segments in segment_modes:
             started = time.monotonic()
             settings = build(export, base, segments, cache)
             build_s = round(time.monotonic() - started, 1)
@@ -221,12 +222,16 @@ def render(report: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for key, label in (("messages_only", "messages"), ("with_segments", "messages + segments")):
+        if key not in report:
+            continue
         for lane in MODES:
             m = report[key][lane]
             lines.append(
                 f"| {label} | {lane} | {m['hit@1']:.3f} | {m['hit@10']:.3f} | {m['mrr@10']:.3f} | {m['p50_ms']} | {m['p95_ms']} |"
             )
-    seg = report["with_segments"]
+    seg = report.get("with_segments")
+    if seg is None:
+        return "\n".join([*lines, "", f"Build: {report['messages_only']['build_seconds']} s (messages)."])
     lines += [
         "",
         f"Segments hold {seg['mean_segment_messages']} messages on average; a segment hit counts when it contains an evidence turn.",
@@ -246,12 +251,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="also write the report as JSON")
     parser.add_argument("--conversations", help="only these conversations (a,b) and their questions")
+    parser.add_argument("--messages-only", action="store_true", help="skip the index with segments")
     args = parser.parse_args(argv)
     if not (args.folder / "corpus.jsonl").is_file():
         print(f"bench_locomo: no corpus.jsonl in {args.folder}", file=sys.stderr)
         return 2
     convs = set(args.conversations.split(",")) if args.conversations else None
-    report = run(args.folder, args.max_queries, args.cache, conversations=convs)
+    modes = (False,) if args.messages_only else (False, True)
+    report = run(args.folder, args.max_queries, args.cache, conversations=convs, segment_modes=modes)
     print(render(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
