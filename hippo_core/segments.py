@@ -5,10 +5,10 @@ than in a whole conversation; a segment ends at a long silence, when it grows to
 next message shares almost no content words with it.
 
 A reply often makes sense only with the message it answers ("How long do you hold that pose?" →
-"30 to 60 seconds"), so each message is also indexed as an *exchange*: the end of the messages before
-it (two: the question often sits one turn further back), then the message. The exchange row has the
-message's own anchor, so a hit on it is a hit on the reply; the plain message row stays, so a message
-that stands alone is not diluted by its neighbours. Message and exchange rows also carry the day the
+"30 to 60 seconds"), so each message is also indexed as an *exchange*: the end of the message (or
+messages, `EXCHANGE_CONTEXT_MESSAGES`) before it, then the message. The exchange row has the message's own
+anchor, so a hit on it is a hit on the reply; the plain message row stays, so a message that stands alone
+is not diluted by its neighbours. Message and exchange rows also carry the day the
 message was written ("8 May 2023"), so a question that names a date can find it.
 """
 
@@ -78,10 +78,10 @@ class SegmentParams(BaseModel, frozen=True):
 EXCHANGE_CONTEXT_CHARS = 400
 """How much of a previous message an exchange row carries (its end: where the question usually is)."""
 
-EXCHANGE_CONTEXT_MESSAGES = 2
-"""How many messages before a reply its exchange row carries (chosen on LoCoMo conversations 26, 41, 42
-and 43 by lexical evidence recall: one 0.756, two 0.798, three 0.796 Hit@10; conversation 30 is the one
-reported, where it lifts fused Hit@10 but costs fused Hit@1; README "Left-out figures")."""
+EXCHANGE_CONTEXT_MESSAGES = 1
+"""How many messages before a reply its exchange row carries. Chosen on LoCoMo conversation 26 through the
+product path by fused Hit@1 + Hit@10 (one message and the day 0.355 + 0.838, two and the day 0.315 + 0.868,
+one without the day 0.320 + 0.817); conversation 30 is the one reported (README "Left-out figures")."""
 
 
 def message_day(timestamp: str | None) -> str:

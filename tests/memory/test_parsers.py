@@ -211,7 +211,9 @@ def test_chunk_rows_have_stable_anchors_and_conversation_fields() -> None:
     assert len(set(r["chunk_id"] for r in rows)) == len(rows)
 
 
-def test_an_exchange_carries_the_two_messages_before_it_and_every_row_its_day() -> None:
+def test_an_exchange_carries_the_messages_before_it_and_every_row_its_day(monkeypatch) -> None:  # noqa: ANN001
+    from hippo_core import segments
+
     conv = Conversation(conversation_id="c", source="claude_ai", title="Yoga")
     messages = [
         msg(0, "I started a yoga class on Tuesday", 0),
@@ -219,13 +221,23 @@ def test_an_exchange_carries_the_two_messages_before_it_and_every_row_its_day() 
         msg(2, "Hatha. How long do you hold a pose?", 2),
         msg(3, "30 to 60 seconds.", 3, "assistant"),
     ]
-    rows = conversation_chunk_rows(conv, messages, "model-x", with_segments=False)
-    last = next(r for r in rows if r["granularity"] == "exchange" and r["anchor"].endswith("#m3"))
-    # the two messages before m3 (m1 and m2), not m0; then the reply itself
-    assert last["index_text"] == (
+
+    def exchange_of_m3() -> str:
+        rows = conversation_chunk_rows(conv, messages, "model-x", with_segments=False)
+        return next(r for r in rows if r["granularity"] == "exchange" and r["anchor"].endswith("#m3"))[
+            "index_text"
+        ]
+
+    monkeypatch.setattr(segments, "EXCHANGE_CONTEXT_MESSAGES", 1)
+    assert exchange_of_m3() == (
+        "Yoga\n20 November 2026\nuser: Hatha. How long do you hold a pose?\nassistant: 30 to 60 seconds."
+    )
+    monkeypatch.setattr(segments, "EXCHANGE_CONTEXT_MESSAGES", 2)  # m1 and m2, not m0
+    assert exchange_of_m3() == (
         "Yoga\n20 November 2026\nassistant: Nice, which style?\nuser: Hatha. How long do you hold a pose?\n"
         "assistant: 30 to 60 seconds."
     )
+    rows = conversation_chunk_rows(conv, messages, "model-x", with_segments=False)
     plain = next(r for r in rows if r["granularity"] == "message" and r["anchor"].endswith("#m0"))
     assert plain["index_text"] == "Yoga\n20 November 2026\nuser: I started a yoga class on Tuesday"
     assert plain["text"] == "user: I started a yoga class on Tuesday"  # the day is searched, not shown
