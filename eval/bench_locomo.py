@@ -40,14 +40,17 @@ def _session_start(date: str) -> dt.datetime:
 
 
 def locomo_export(
-    folder: Path,
+    folder: Path, conversations: set[str] | None = None
 ) -> tuple[list[dict[str, Any]], dict[str, dict[str, Any]], dict[str, set[str]]]:
-    """(claude.ai-style conversations, queries by id, evidence ids by query id)."""
+    """(claude.ai-style conversations, queries by id, evidence ids by query id); only `conversations`
+    (and their questions) when given."""
     turns = [
         json.loads(line)
         for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").splitlines()
         if line
     ]
+    if conversations is not None:
+        turns = [t for t in turns if t["conv"] in conversations]
     by_conv: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for turn in turns:
         by_conv[turn["conv"]].append(turn)
@@ -73,7 +76,8 @@ def locomo_export(
     for line in (folder / "queries.jsonl").read_text(encoding="utf-8").splitlines():
         if line:
             q = json.loads(line)
-            queries[q["_id"]] = q
+            if conversations is None or q["conv"] in conversations:
+                queries[q["_id"]] = q
     qrels: dict[str, set[str]] = defaultdict(set)
     for line in (folder / "qrels.tsv").read_text(encoding="utf-8").splitlines()[1:]:
         qid, doc, score = line.split("\t")
@@ -179,14 +183,19 @@ def evaluate(
 
 
 def run(
-    folder: Path, max_queries: int | None = None, cache: Path = DEFAULT_CACHE, work: Path | None = None
+    folder: Path,
+    max_queries: int | None = None,
+    cache: Path = DEFAULT_CACHE,
+    work: Path | None = None,
+    conversations: set[str] | None = None,
+    segment_modes: tuple[bool, ...] = (False, True),
 ) -> dict[str, Any]:
-    export, queries, qrels = locomo_export(folder)
+    export, queries, qrels = locomo_export(folder, conversations)
     evaluable = {qid: q for qid, q in queries.items() if qrels.get(qid)}
     if max_queries:
         evaluable = dict(list(evaluable.items())[:max_queries])
     report: dict[str, Any] = {
-        "dataset": folder.name,
+        "dataset": folder.name + (f" ({', '.join(sorted(conversations))})" if conversations else ""),
         "conversations": len(export),
         "messages": sum(len(c["chat_messages"]) for c in export),
         "queries": len(evaluable),
@@ -194,7 +203,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
         base = work or Path(tmp)
         base.mkdir(parents=True, exist_ok=True)
-        for segments in (False, True):
+        for segments in segment_modes:
             started = time.monotonic()
             settings = build(export, base, segments, cache)
             build_s = round(time.monotonic() - started, 1)
@@ -213,12 +222,16 @@ def render(report: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|",
     ]
     for key, label in (("messages_only", "messages"), ("with_segments", "messages + segments")):
+        if key not in report:
+            continue
         for lane in MODES:
             m = report[key][lane]
             lines.append(
                 f"| {label} | {lane} | {m['hit@1']:.3f} | {m['hit@10']:.3f} | {m['mrr@10']:.3f} | {m['p50_ms']} | {m['p95_ms']} |"
             )
-    seg = report["with_segments"]
+    seg = report.get("with_segments")
+    if seg is None:
+        return "\n".join([*lines, "", f"Build: {report['messages_only']['build_seconds']} s (messages)."])
     lines += [
         "",
         f"Segments hold {seg['mean_segment_messages']} messages on average; a segment hit counts when it contains an evidence turn.",
@@ -237,11 +250,15 @@ def main(argv: list[str] | None = None) -> int:
         "--cache", type=Path, default=DEFAULT_CACHE, help="embedding cache (re-runs embed nothing)"
     )
     parser.add_argument("--json", type=Path, help="also write the report as JSON")
+    parser.add_argument("--conversations", help="only these conversations (a,b) and their questions")
+    parser.add_argument("--messages-only", action="store_true", help="skip the index with segments")
     args = parser.parse_args(argv)
     if not (args.folder / "corpus.jsonl").is_file():
         print(f"bench_locomo: no corpus.jsonl in {args.folder}", file=sys.stderr)
         return 2
-    report = run(args.folder, args.max_queries, args.cache)
+    convs = set(args.conversations.split(",")) if args.conversations else None
+    modes = (False,) if args.messages_only else (False, True)
+    report = run(args.folder, args.max_queries, args.cache, conversations=convs, segment_modes=modes)
     print(render(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")

@@ -1,6 +1,7 @@
 """Leave-one-set-out: every fusion choice made on the other sets, measured on the one left out.
 
     python -m eval.loso dump [DATA_DIR] [--sets a,b] [--max-queries N] [--embed-passages]
+        [--doc-sample N [--distractors M]] [--conversations K|a,b]
     python -m eval.loso [run] [--sets a,b] [--json out.json]
     python -m eval.loso train [--out hippo_core/adaptive_fusion.json]
 
@@ -8,13 +9,17 @@
 analyzer, bigram weight and pools, the shared embedding cache) and writes every query's two lane lists with
 their scores (BM25 top 60, exact-cosine top 60) to `DUMP_DIR/<set>.json.gz`. It refuses a set whose
 passages are not all in the embedding cache unless `--embed-passages` (one embedding process at a time on
-a shared machine); query vectors are cached too. Everything after that is cheap: no re-embedding.
+a shared machine; `HIPPO_EMBED_THREADS` gives that one process more threads); query vectors are cached too,
+and passage vectors are stored batch by batch, so a stopped dump loses one batch at most. A set too big to
+embed in time can be cut, and the cut names the dump: `--doc-sample N` keeps the relevant docs of N seeded
+queries (plus `--distractors M` other docs), `--conversations` keeps whole conversations. Everything after
+that is cheap: no re-embedding.
 
 `run` (the default) scores, for each dumped set left out in turn: the lexical lane, the semantic lane, the
 old fused list (convex, `lexical_share` 0.6, a share chosen in-sample on all six sets: labelled so), a fixed
 share chosen on the other sets, and query-adaptive fusion (`hippo_core.adaptive_fusion`) trained on the
-other sets, its regularization chosen by an inner leave-one-set-out over those same sets. The two new rows
-return weak hits (semantic-only hits under the floor) after the others, as the product does.
+other sets, its signal set and regularization chosen by an inner leave-one-set-out over those same sets.
+The two new rows return weak hits (semantic-only hits under the floor) after the others, as the product does.
 
 `train` fits the shipped model on every dumped set (in-sample for each of them: the left-out estimate of
 that procedure is what `run` prints) and writes it with the command and data that made it.
@@ -26,6 +31,7 @@ import argparse
 import datetime as dt
 import gzip
 import json
+import math
 import os
 import random
 import sys
@@ -50,7 +56,14 @@ from eval.beir import (
     select_queries,
 )
 from eval.metrics import score_query
-from hippo_core.adaptive_fusion import FEATURES, FusionModel, fuse_adaptive, fuse_with_weak, lane_signals
+from hippo_core.adaptive_fusion import (
+    BASE_FEATURES,
+    FEATURES,
+    FusionModel,
+    fuse_adaptive,
+    fuse_with_weak,
+    lane_signals,
+)
 from hippo_core.ranking import RankingParams, solo_match_floor
 from hippo_core.rerank import reorder
 from hippo_resources.reranker import Reranker
@@ -58,7 +71,30 @@ from hippo_resources.reranker import Reranker
 DEFAULT_DUMPS = Path("~/.cache/hippocampus/loso")
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
 GRID: tuple[float, ...] = tuple(round(0.05 * i, 2) for i in range(21))
-LAMBDAS: tuple[float, ...] = (0.0, 0.001, 0.01)
+LAMBDAS: tuple[float, ...] = (0.0, 0.001, 0.01, 0.1)
+RELATIVE: tuple[str, ...] = (
+    "lex_lead",
+    "sem_margin",
+    "sem_spread",
+    "agreement",
+    "top1_agree",
+    "lex_top_in_sem",
+    "sem_top_in_lex",
+    "lex_top_sim_gap",
+    "overlap3",
+)
+CROSS: tuple[str, ...] = (
+    "lex_lead",
+    "sem_margin",
+    "top1_agree",
+    "lex_top_in_sem",
+    "sem_top_in_lex",
+    "lex_top_sim_gap",
+)
+FEATURE_SETS: dict[str, tuple[str, ...]] = {"base": BASE_FEATURES, "relative": RELATIVE, "cross": CROSS}
+"""The signal sets the inner leave-one-set-out chooses between (with the L2 strength). `relative` and `cross`
+leave out what names a set rather than a query's evidence (its script, its length, BM25's and the
+similarity's absolute scale), which a model trained on five sets would otherwise read as "which set"."""
 OLD_SHARE = 0.6
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 ROWS = ("lexical", "semantic", "old fused 0.6", "fixed share (LOSO)", "adaptive (LOSO)")
@@ -105,6 +141,8 @@ def dump_set(
     progress: Callable[[str], None] | None = None,
     cached_subset: bool = False,
     doc_sample: int | None = None,
+    distractors: int = 0,
+    conversations: str | None = None,
 ) -> Path:
     """Build one set's lanes once and write every query's two lists; returns the dump's path.
 
@@ -112,7 +150,9 @@ def dump_set(
     whose every relevant doc kept a row, under the name `<set>-subset` (a smaller, easier corpus: say so).
     `doc_sample`: a corpus cut to the relevant docs of a seeded sample of that many queries (and every query
     they answer), under the name `<set>-sample<N>`; the same seed and ids give the same cut in two sets that
-    share ids (MS MARCO en/ko)."""
+    share ids (MS MARCO en/ko). `distractors`: that many more docs, a seeded sample of the rest, so the cut is
+    not only answers (named `<set>-sample<N>-d<M>`). `conversations`: a conversation set cut to a seeded
+    sample of that many whole conversations and their questions (named `<set>-conv<K>`)."""
     from hippo_core.bm25 import BM25Index
     from hippo_core.tokenize import Tokenizer, is_bigram
     from hippo_resources.embedder import Embedder
@@ -128,28 +168,49 @@ def dump_set(
     params = RankingParams()
     rows = index_rows(beir.docs, exchanges=per_conv)
     set_name = beir.name
-    sample_meta: dict[str, int] | None = None
+    sample_meta: dict[str, Any] | None = None
+    if conversations is not None:
+        if not per_conv:
+            raise LosoError(f"{beir.name}: --conversations cuts a conversation set")
+        convs = sorted({conv_of(d.extra) or "" for d in beir.docs})
+        if conversations.isdigit():
+            chosen = set(random.Random(seed).sample(convs, min(int(conversations), len(convs))))
+        else:
+            chosen = set(conversations.split(","))
+            if chosen - set(convs):
+                raise LosoError(f"{beir.name}: no conversation {', '.join(sorted(chosen - set(convs)))}")
+        rows = [r for r in rows if conv_of(beir.docs[r[1]].extra) in chosen]
+        queries = [q for q in queries if conv_of(q.extra) in chosen]
+        set_name = f"{beir.name}-{conv_suffix(conversations)}"
+        sample_meta = {"conversations": sorted(chosen), "rows": len(rows), "queries": len(queries)}
+        say(
+            f"[{set_name}] conversations {', '.join(sorted(chosen))}: {len(rows)} rows, {len(queries)} queries"
+        )
     if doc_sample is not None:
         if per_conv:
             raise LosoError(f"{beir.name}: --doc-sample cuts a whole-corpus set, not conversations")
         keep = set().union(*(beir.qrels[q.id] for q in select_queries(beir, doc_sample, seed)))
+        others = sorted({d.id for d in beir.docs} - keep)
+        keep |= set(random.Random(seed).sample(others, min(distractors, len(others))))
         rows = [r for r in rows if beir.docs[r[1]].id in keep]
         present = {beir.docs[r[1]].id for r in rows}
         answerable = [q for q in beir.evaluable_queries() if beir.qrels[q.id] <= present]
         queries = select_queries_from(answerable, max_queries, seed)
-        set_name = f"{beir.name}-sample{doc_sample}"
+        set_name = f"{beir.name}-sample{doc_sample}" + (f"-d{distractors}" if distractors else "")
         sample_meta = {"docs": len(present), "of_docs": len(beir.docs), "queries": len(queries)}
         say(f"[{set_name}] {len(present)} of {len(beir.docs)} docs, {len(queries)} queries they answer")
     row_ids = [r[0] for r in rows]
     passages = [r[2] for r in rows]
-    embedder = Embedder(cache_path=str(Path(cache).expanduser()), threads=1)
+    # The one embedding process may be given more cores (HIPPO_EMBED_THREADS); default one.
+    threads = int(os.environ.get("HIPPO_EMBED_THREADS") or 1)
+    embedder = Embedder(cache_path=str(Path(cache).expanduser()), threads=threads)
     # One embedding process at a time on a shared machine: a set is dumped from cached passages only,
     # unless the caller says embedding here is fine.
     hashes = [embedder.hash_for(p) for p in passages]
     cached = embedder._cache_get(hashes)  # noqa: SLF001 - a read of the shared cache, nothing embedded
     missing = len(passages) - len(cached)
     name = set_name
-    subset: dict[str, int] | None = sample_meta
+    subset: dict[str, Any] | None = sample_meta
     if missing and cached_subset and not embed_passages:
         rows = [r for r, h in zip(rows, hashes, strict=True) if h in cached]
         row_ids = [r[0] for r in rows]
@@ -170,7 +231,14 @@ def dump_set(
     tokenizer = Tokenizer()
     index = BM25Index.build(tokenizer.tokenize_many(passages), analyzer=tokenizer.fingerprint())
     say(f"[{beir.name}] vectors for {len(rows)} rows ({missing} to embed) and {len(queries)} queries")
-    vectors = embedder.embed(passages, role="passage")
+    step = max(len(passages) // 10, 1)
+    vectors = embedder.embed(
+        passages,
+        role="passage",
+        progress=lambda done, n: (
+            say(f"[{name}] {done}/{n} passages") if done % step == 0 or done == n else None
+        ),
+    )
     q_vectors = embedder.embed([q.text for q in queries], role="query")
     row_conv = np.asarray([conv_of(beir.docs[r[1]].extra) or "" for r in rows], dtype=object)
     masks = {c: row_conv == c for c in set(row_conv.tolist())} if per_conv else {}
@@ -213,6 +281,11 @@ def dump_set(
     write_dump(path, SetLanes(name, [], meta), raw_queries=out)
     say(f"[{name}] wrote {path}")
     return path
+
+
+def conv_suffix(conversations: str) -> str:
+    """`conv3` for a sample of three conversations, the names themselves (`conv-30+conv-42`) for a list."""
+    return f"conv{conversations}" if conversations.isdigit() else "+".join(sorted(conversations.split(",")))
 
 
 def select_queries_from(queries: list[Query], max_queries: int | None, seed: int) -> list[Query]:
@@ -344,32 +417,50 @@ def choose_share(tables: Sequence[Table]) -> float:
     return float(GRID[min(best, key=lambda i: abs(GRID[i] - 0.5))])
 
 
-def fit_model(tables: Sequence[Table], lam: float, bandwidth: float = 0.07, steps: int = 300) -> FusionModel:
+def fit_model(
+    tables: Sequence[Table],
+    lam: float,
+    features: Sequence[str] = BASE_FEATURES,
+    bandwidth: float = 0.07,
+    steps: int = 400,
+) -> FusionModel:
     """The share model that maximizes mean Hit@1 + nDCG@10 over `tables` (every set weighs the same).
 
     Each query's utility is known at every grid share; smoothed over the grid with a Gaussian kernel it
-    becomes a differentiable function of the share, and the logistic model's weights climb its gradient
-    (numpy only, L2 penalty `lam` on the weights, not the bias)."""
+    becomes a differentiable function of the share. The logistic model starts at the best fixed share of
+    these tables (weights 0) and climbs the gradient with Adam (numpy only, L2 penalty `lam` on the weights,
+    not the bias), keeping the best point it passed: it never ends worse than that fixed share on them."""
     grid = np.asarray(GRID)
-    x = np.vstack([t.x for t in tables])
+    cols = [FEATURES.index(f) for f in features]
+    x = np.vstack([t.x for t in tables])[:, cols]
     u = np.vstack([t.u for t in tables])
     w = np.concatenate([np.full(len(t.u), 1.0 / max(len(t.u), 1)) for t in tables]) / max(len(tables), 1)
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale < 1e-9] = 1.0
     z = np.hstack([np.ones((len(x), 1)), (x - mean) / scale])
+    start = min(max(choose_share(tables), 0.02), 0.98)
     beta = np.zeros(z.shape[1])
-    for _ in range(steps):
+    beta[0] = math.log(start / (1 - start))
+    m1, m2 = np.zeros_like(beta), np.zeros_like(beta)
+    best, best_beta = -np.inf, beta.copy()
+    for step in range(1, steps + 1):
         a = 1.0 / (1.0 + np.exp(-np.clip(z @ beta, -40, 40)))
         d = a[:, None] - grid[None, :]
         k = np.exp(-0.5 * (d / bandwidth) ** 2)
         ks, ku = k.sum(axis=1), (k * u).sum(axis=1)
+        objective = float(w @ (ku / ks)) - 0.5 * lam * float(beta[1:] @ beta[1:])
+        if objective > best:
+            best, best_beta = objective, beta.copy()
         dk = -k * d / bandwidth**2
         du = ((dk * u).sum(axis=1) * ks - ku * dk.sum(axis=1)) / ks**2  # d utility / d share
         grad = z.T @ (w * du * a * (1 - a)) - lam * np.r_[0.0, beta[1:]]
-        beta += 5.0 * grad
+        m1 = 0.9 * m1 + 0.1 * grad
+        m2 = 0.999 * m2 + 0.001 * grad**2
+        beta = beta + 0.05 * (m1 / (1 - 0.9**step)) / (np.sqrt(m2 / (1 - 0.999**step)) + 1e-8)
     return FusionModel(
-        weights=tuple(float(b) for b in beta[1:]),
-        bias=float(beta[0]),
+        features=tuple(features),
+        weights=tuple(float(b) for b in best_beta[1:]),
+        bias=float(best_beta[0]),
         mean=tuple(float(m) for m in mean),
         scale=tuple(float(s) for s in scale),
     )
@@ -385,15 +476,22 @@ def grid_utility(model: FusionModel, t: Table) -> float:
 
 
 def choose_model(tables: Sequence[Table]) -> tuple[FusionModel, float]:
-    """Regularization by leave-one-set-out inside `tables`, then a fit on all of them."""
+    """Signal set and regularization by leave-one-set-out inside `tables`, then a fit on all of them."""
     if len(tables) < 2:
         return fit_model(tables, LAMBDAS[1]), LAMBDAS[1]
+    options = [(name, lam) for name in FEATURE_SETS for lam in LAMBDAS]
     scores = {
-        lam: np.mean([grid_utility(fit_model([o for o in tables if o is not t], lam), t) for t in tables])
-        for lam in LAMBDAS
+        (name, lam): np.mean(
+            [
+                grid_utility(fit_model([o for o in tables if o is not t], lam, FEATURE_SETS[name]), t)
+                for t in tables
+            ]
+        )
+        for name, lam in options
     }
-    lam = max(LAMBDAS, key=lambda v: (scores[v], v))
-    return fit_model(tables, lam), lam
+    # ties: the fewer signals, then the stronger penalty
+    name, lam = max(options, key=lambda o: (scores[o], -len(FEATURE_SETS[o[0]]), o[1]))
+    return fit_model(tables, lam, FEATURE_SETS[name]), lam
 
 
 def evaluate_rows(
@@ -472,7 +570,7 @@ def loso(
             "trained_on": [t.name for t in train],
             "fixed_share": share,
             "lambda": lam,
-            "model": model.model_dump(include={"weights", "bias"}),
+            "model": model.model_dump(include={"features", "weights", "bias"}),
             "rows": rows,
             "in_sample_best_share": choose_share([tables[s.name]]),
         }
@@ -544,6 +642,17 @@ def _parser() -> argparse.ArgumentParser:
         help="cut the corpus to the relevant docs of a seeded sample of N queries (dumped as <set>-sampleN)",
     )
     d.add_argument(
+        "--distractors",
+        type=int,
+        default=0,
+        help="with --doc-sample: add a seeded sample of M other docs (dumped as <set>-sampleN-dM)",
+    )
+    d.add_argument(
+        "--conversations",
+        help="a conversation set cut to K whole conversations (seeded sample) or to the named ones, a,b "
+        "(dumped as <set>-convK or <set>-a+b)",
+    )
+    d.add_argument(
         "--cached-subset",
         action="store_true",
         help="a set not fully embedded yet: dump `<set>-subset`, its embedded docs and the queries they answer",
@@ -589,6 +698,8 @@ def main(argv: list[str] | None = None) -> int:
             made = 0
             for folder in folders:
                 suffix = f"-sample{args.doc_sample}" if args.doc_sample else ""
+                suffix += f"-d{args.distractors}" if args.doc_sample and args.distractors else ""
+                suffix += f"-{conv_suffix(args.conversations)}" if args.conversations else ""
                 done = dumps / f"{folder.name}{suffix}.json.gz"
                 if done.exists() and not args.force:
                     print(f"[{folder.name}] already dumped ({done}; --force redoes it)", file=sys.stderr)
@@ -605,6 +716,8 @@ def main(argv: list[str] | None = None) -> int:
                         lambda m: print(m, file=sys.stderr, flush=True),
                         args.cached_subset,
                         args.doc_sample,
+                        args.distractors,
+                        args.conversations,
                     )
                     made += 1
                 except (

@@ -138,3 +138,38 @@ def test_cached_subset_keeps_only_embedded_docs_and_the_queries_they_answer(
     answered_by_gone = {q for q, rel in beir.qrels.items() if gone in rel}
     assert answered_by_gone and not answered_by_gone & {q.id for q in lanes.queries}
     assert all(loso.row_doc(c) != gone for q in lanes.queries for c, _ in q.lexical + q.semantic)
+
+
+def test_cuts_keep_whole_conversations_or_answers_plus_distractors(tmp_path: Path, embed_cache: Path) -> None:
+    import json
+
+    from eval.beir import conv_of, load_beir
+
+    beir = load_beir(TINY)
+    conv_docs = {d.id for d in beir.docs if conv_of(d.extra) == "conv-a"}
+    lanes = loso.load_dump(
+        loso.dump_set(TINY, tmp_path / "c", cache=embed_cache, embed_passages=True, conversations="conv-a")
+    )
+    assert lanes.name == "beir-tiny-conv-a" and lanes.meta["subset"]["conversations"] == ["conv-a"]
+    assert lanes.queries and all(set(q.relevant) <= conv_docs for q in lanes.queries)
+    assert all(loso.row_doc(c) in conv_docs for q in lanes.queries for c, _ in q.lexical + q.semantic)
+    with pytest.raises(loso.LosoError, match="no conversation"):
+        loso.dump_set(TINY, tmp_path / "c", cache=embed_cache, conversations="conv-zz")
+    # the same set without conversations: a whole corpus, cut to one query's answers plus two other docs
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for name in ("queries.jsonl", "qrels.tsv"):
+        (flat / name).write_text((TINY / name).read_text(encoding="utf-8"), encoding="utf-8")
+    rows = [json.loads(x) for x in (TINY / "corpus.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    (flat / "corpus.jsonl").write_text(
+        "".join(json.dumps({k: v for k, v in r.items() if k != "conv"}) + "\n" for r in rows),
+        encoding="utf-8",
+    )
+    cut = loso.load_dump(
+        loso.dump_set(
+            flat, tmp_path / "f", cache=embed_cache, embed_passages=True, doc_sample=1, distractors=2
+        )
+    )
+    kept = {loso.row_doc(c) for q in cut.queries for c, _ in q.lexical + q.semantic}
+    assert cut.name == "flat-sample1-d2" and cut.meta["subset"]["docs"] >= 3
+    assert len(kept) <= cut.meta["subset"]["docs"] and all(set(q.relevant) <= kept for q in cut.queries)

@@ -70,3 +70,15 @@ def test_benchmark_runs_through_the_export_path(tmp_path: Path, embed_cache: Pat
     assert seg["mean_segment_messages"] == 3.0  # one segment per session (days apart)
     assert seg["fused"]["hit@10"] == 1.0
     assert "| messages + segments | fused |" in render(report)
+
+
+def test_one_conversation_and_the_message_level_index_alone(tmp_path: Path) -> None:
+    export, queries, _ = locomo_export(write_set(tmp_path / "set"), {"conv-b"})
+    assert [c["uuid"] for c in export] == ["conv-b"] and list(queries) == ["conv-b:q0"]
+    lane = {"hit@1": 1.0, "hit@10": 1.0, "mrr@10": 1.0, "p50_ms": 1.0, "p95_ms": 2.0}
+    report = {
+        "dataset": "set (conv-b)", "conversations": 1, "messages": 3, "queries": 1,
+        "messages_only": {"lexical": lane, "semantic": lane, "fused": lane, "build_seconds": 1.5},
+    }  # fmt: skip
+    text = render(report)
+    assert "| messages | fused | 1.000 |" in text and "segments |" not in text and "Build: 1.5 s" in text

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from hippo_core.conversations import (
+    Conversation,
     Message,
     parse_chatgpt,
     parse_claude_ai,
@@ -211,3 +212,37 @@ def test_chunk_rows_have_stable_anchors_and_conversation_fields() -> None:
     assert [r["is_tool"] for r in rows if r["granularity"] == "message"] == [False, True, False, False]
     assert rows[0]["updated"] == "2026-11-18T08:00:00+00:00"
     assert len(set(r["chunk_id"] for r in rows)) == len(rows)
+
+
+def test_an_exchange_carries_the_messages_before_it_and_every_row_its_day(monkeypatch) -> None:  # noqa: ANN001
+    from hippo_core import segments
+
+    conv = Conversation(conversation_id="c", source="claude_ai", title="Yoga")
+    messages = [
+        msg(0, "I started a yoga class on Tuesday", 0),
+        msg(1, "Nice, which style?", 1, "assistant"),
+        msg(2, "Hatha. How long do you hold a pose?", 2),
+        msg(3, "30 to 60 seconds.", 3, "assistant"),
+    ]
+
+    def exchange_of_m3() -> str:
+        rows = conversation_chunk_rows(conv, messages, "model-x", with_segments=False)
+        return next(r for r in rows if r["granularity"] == "exchange" and r["anchor"].endswith("#m3"))[
+            "index_text"
+        ]
+
+    monkeypatch.setattr(segments, "EXCHANGE_CONTEXT_MESSAGES", 1)
+    assert exchange_of_m3() == (
+        "Yoga\n20 November 2026\nuser: Hatha. How long do you hold a pose?\nassistant: 30 to 60 seconds."
+    )
+    monkeypatch.setattr(segments, "EXCHANGE_CONTEXT_MESSAGES", 2)  # m1 and m2, not m0
+    assert exchange_of_m3() == (
+        "Yoga\n20 November 2026\nassistant: Nice, which style?\nuser: Hatha. How long do you hold a pose?\n"
+        "assistant: 30 to 60 seconds."
+    )
+    rows = conversation_chunk_rows(conv, messages, "model-x", with_segments=False)
+    plain = next(r for r in rows if r["granularity"] == "message" and r["anchor"].endswith("#m0"))
+    assert plain["index_text"] == "Yoga\n20 November 2026\nuser: I started a yoga class on Tuesday"
+    assert plain["text"] == "user: I started a yoga class on Tuesday"  # the day is searched, not shown
+    undated = conversation_chunk_rows(conv, [msg(0, "hi", 0).model_copy(update={"timestamp": None})], "m")
+    assert undated[0]["index_text"] == "Yoga\nuser: hi"
