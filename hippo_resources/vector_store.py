@@ -142,7 +142,7 @@ class VectorStore(ConfigurableResource):
         col = collection or self.collection()
         bin_ = self.trash()
         # whole seconds: Chroma may keep a float metadata value as float32, 128 s apart at today's epoch
-        when = int(time.time() if deleted_at is None else deleted_at)
+        when = float(time.time() if deleted_at is None else deleted_at)  # sub-second: two quick runs differ
         moved = 0
         for start in range(0, len(ids), 1000):
             got = col.get(ids=ids[start : start + 1000], include=["embeddings", "metadatas"])
@@ -190,7 +190,7 @@ class VectorStore(ConfigurableResource):
         gone = [
             cid
             for cid, meta in entries.items()
-            if older_than is None or int(meta.get(DELETED_AT) or 0) < int(older_than)
+            if older_than is None or float(meta.get(DELETED_AT) or 0) < older_than
         ]
         self.drop_from_trash(gone)
         return gone

@@ -382,7 +382,7 @@ def embeddings(
 
     # Sections edited away go at once; whole notes that left the vault go to the trash (soft delete).
     vector_store.delete(sorted(set(vanished) - set(left)), collection)
-    now = float(int(time.time()))  # whole seconds, as the trash keeps them
+    now = time.time()  # the trash and the deleted set keep sub-second times: two quick runs differ
     trashed = vector_store.move_to_trash(left, collection, deleted_at=now)
 
     # A note back within the retention period takes its vectors from the trash: nothing is re-embedded.
