@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -141,7 +141,6 @@ class VectorStore(ConfigurableResource):
             return 0
         col = collection or self.collection()
         bin_ = self.trash()
-        # whole seconds: Chroma may keep a float metadata value as float32, 128 s apart at today's epoch
         when = float(time.time() if deleted_at is None else deleted_at)  # sub-second: two quick runs differ
         moved = 0
         for start in range(0, len(ids), 1000):
@@ -183,14 +182,17 @@ class VectorStore(ConfigurableResource):
         """Every soft-deleted id with its metadata (`deleted_at`, `path`, ...)."""
         return self.existing(self.trash())
 
-    def purge_trash(self, older_than: float | None = None) -> list[str]:
-        """Drop soft-deleted vectors for good: those deleted before `older_than` (epoch seconds), or all.
-        Returns the ids purged."""
+    def purge_trash(self, older_than: float | None = None, keep: Collection[str] = ()) -> list[str]:
+        """Drop soft-deleted vectors for good: those deleted before `older_than` (epoch seconds), or all,
+        except the ids in `keep`. Returns the ids purged.
+
+        Chroma does not round-trip every float64 (1796171556.3232527 comes back as ...323253), so a time
+        written this run may read as a hair earlier: the caller names what it trashed itself in `keep`."""
         entries = self.trashed()
         gone = [
             cid
             for cid, meta in entries.items()
-            if older_than is None or float(meta.get(DELETED_AT) or 0) < older_than
+            if cid not in keep and (older_than is None or float(meta.get(DELETED_AT) or 0) < older_than)
         ]
         self.drop_from_trash(gone)
         return gone

@@ -6,6 +6,7 @@
 import hashlib
 import json
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -632,7 +633,7 @@ def _settle_trash(
         if meta.get("embed_hash") in reused_hashes or meta.get("path", "") in current_paths
     ]
     vector_store.drop_from_trash(back)
-    purged = purge_deleted(chunk_store, vector_store, older_than=cutoff)
+    purged = purge_deleted(chunk_store, vector_store, older_than=cutoff, keep=set(left))
     rows = [
         {
             **{k: str(stored[cid].get(k) or "") for k in DELETED_SCHEMA if k != "deleted_at"},
@@ -654,10 +655,13 @@ def _settle_trash(
     return purged
 
 
-def purge_deleted(chunk_store: ChunkStore, vector_store: VectorStore, older_than: float | None) -> int:
-    """Purge soft-deleted vectors and rows deleted before `older_than` (epoch seconds; None: all of them).
+def purge_deleted(
+    chunk_store: ChunkStore, vector_store: VectorStore, older_than: float | None, keep: Collection[str] = ()
+) -> int:
+    """Purge soft-deleted vectors and rows deleted before `older_than` (epoch seconds; None: all of them),
+    except the ids in `keep` (what this run trashed: kept until a later run even with a retention of 0).
     Returns how many vectors were purged. `embeddings` calls it with the retention cutoff, `hippo gc` too."""
-    purged = vector_store.purge_trash(older_than=older_than)
+    purged = vector_store.purge_trash(older_than=older_than, keep=keep)
     deleted = chunk_store.deleted()
     if deleted.height:
         keep = deleted.filter(pl.lit(False) if older_than is None else pl.col("deleted_at") >= older_than)
