@@ -57,14 +57,15 @@ class ChunkStore(ConfigurableResource):
         """Write a table atomically (temp + fsync + rename)."""
         return write_atomic(self.path / name, frame.write_parquet)
 
-    def read(self, name: str) -> pl.DataFrame:
+    def read(self, name: str, columns: list[str] | None = None) -> pl.DataFrame:
+        """A table (only `columns` when given: a check that needs no text reads none)."""
         target = self.path / name
         if not target.exists():
             raise FileNotFoundError(
                 f"{target} does not exist yet: materialize the assets first (`hippo run`)"
             )
         try:
-            return pl.read_parquet(target)
+            return pl.read_parquet(target, columns=columns)
         except pl.exceptions.PolarsError as exc:
             raise CorruptTableError(
                 f"{target} is not a readable parquet table ({type(exc).__name__}: {str(exc)[:200]}); "

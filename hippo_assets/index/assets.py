@@ -24,7 +24,7 @@ from dagster import (
 )
 from pydantic import Field
 
-from expectations import check_result, suites
+from expectations import suites
 from hippo_assets import check_memo
 from hippo_assets.index import GROUP
 from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
@@ -311,7 +311,9 @@ def chunks_are_valid(chunk_store: ChunkStore) -> AssetCheckResult:
     stamp = check_memo.file_stamp(chunk_store.path / CHUNKS)
     if check_memo.passed_on(chunk_store, "chunks_are_valid", stamp):
         return check_memo.unchanged_pass("the chunk table is")
-    frame = chunk_store.chunks().select(
+    frame = chunk_store.read(
+        CHUNKS, columns=["chunk_id", "anchor", "lane", "status", "trust", "text"]
+    ).select(
         "chunk_id",
         "anchor",
         "lane",
@@ -319,9 +321,8 @@ def chunks_are_valid(chunk_store: ChunkStore) -> AssetCheckResult:
         "trust",
         pl.col("text").str.strip_chars().alias("text_stripped"),
     )
-    return check_memo.remember(
-        chunk_store, "chunks_are_valid", stamp, check_result("chunks", frame, suites.chunk_suite())
-    )
+    result = check_memo.check_new_rows(chunk_store, "chunks_are_valid", "chunks", frame, suites.chunk_suite())
+    return check_memo.remember(chunk_store, "chunks_are_valid", stamp, result)
 
 
 class EmbeddingsConfig(Config):
@@ -725,8 +726,13 @@ def vectors_match_chunks(
         "vectors_read": read,
     }
     # Blocking: only what is wrong in the vectors that exist. A chunk waiting for its vector is not.
-    result = check_result(
-        "vectors", joined.filter(pl.col("vector_count") > 0), suites.vector_suite(embedder.dim), extra
+    result = check_memo.check_new_rows(
+        chunk_store,
+        "vectors_match_chunks",
+        "vectors",
+        joined.filter(pl.col("vector_count") > 0),
+        suites.vector_suite(embedder.dim),
+        extra,
     )
     if result.passed and waiting.height:
         result = AssetCheckResult(
