@@ -111,7 +111,7 @@ def vault_documents(
     notes, skipped = vault.scan_notes()
     scan = cache.scan(
         (rel for rel in notes if is_indexed(rel)),
-        stat=lambda rel: vault.abs(rel).stat(),
+        stat=vault.note_stats(),
         read=vault.read_bytes,
         parse=_parse_row,
     )
