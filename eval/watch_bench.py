@@ -17,7 +17,8 @@ Embeddings come from `eval.fake_embedder` (deterministic, no model), so the figu
 own cost. Every figure carries the load average when it was taken. Prints JSON (and writes `--json`).
 
 `--keep` leaves the work folder; `--reuse FOLDER` measures on the index such a folder holds (a copy of it:
-it is edited) instead of building one, after one primed edit run (`prime_run_s`) of this code.
+it is edited) instead of building one, after one primed edit run (`prime_run_s`) of the code measured;
+`--code CHECKOUT` runs the hippo processes from another checkout (before / after on copies of one index).
 """
 
 from __future__ import annotations
@@ -102,7 +103,13 @@ def generated_notes(vault: Path) -> list[str]:
 
 
 def run(
-    notes: int, data: Path, seed: int, work: Path, children: Children, reuse: bool = False
+    notes: int,
+    data: Path,
+    seed: int,
+    work: Path,
+    children: Children,
+    reuse: bool = False,
+    code: Path | None = None,
 ) -> dict[str, Any]:
     vault, home, dagster = work / "vault", work / "home", work / "dagster"
     corpora = load_corpora(data)
@@ -134,7 +141,9 @@ def run(
         HIPPO_EMBED_DIM=str(DIM),
         PYTHONUNBUFFERED="1",
     )
-    figures: dict[str, Any] = {"notes": len(made_notes), "reused_index": reuse}
+    if code is not None:  # the hippo processes run another checkout's code (`--code`)
+        env["PYTHONPATH"] = str(code.resolve())
+    figures: dict[str, Any] = {"notes": len(made_notes), "reused_index": reuse, "code": str(code or REPO)}
 
     if reuse:
         # One edit indexed by this code first: an index kept by other code has no row hashes for the
@@ -247,11 +256,18 @@ def main(argv: list[str] | None = None) -> int:
         help="a work folder a --keep run left (vault, home, dagster): measure on its index instead of "
         "building one; it is changed (edits, a new note) and kept",
     )
+    parser.add_argument(
+        "--code",
+        type=Path,
+        help="run hippo run / serve / watch from this checkout (e.g. /work/main for before)",
+    )
     args = parser.parse_args(argv)
     work = args.reuse or Path(tempfile.mkdtemp(prefix="hippo-watch-bench-"))
     children = Children()
     try:
-        figures = run(args.notes, args.data, args.seed, work, children, reuse=args.reuse is not None)
+        figures = run(
+            args.notes, args.data, args.seed, work, children, reuse=args.reuse is not None, code=args.code
+        )
     finally:
         children.close()
         if not args.keep and args.reuse is None:

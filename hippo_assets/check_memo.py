@@ -22,6 +22,7 @@ from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue
 
 from hippo_resources import ChunkStore
 from hippo_resources.files import write_atomic, write_text_atomic
+from hippo_resources.tables import row_hashes
 
 MEMO = "check_memo.json"
 
@@ -133,7 +134,7 @@ def check_new_rows(
     ):
         return check_result(suite_name, frame, expectations, extra_metadata)
     key = _key([suite_name, configs, [f"{n}:{t}" for n, t in frame.schema.items()], pl.__version__])[:16]
-    hashes = _row_hashes(frame)
+    hashes = row_hashes(frame)
     known = _read_rows(chunk_store, check, key)
     new = np.ones(frame.height, dtype=bool) if known is None else ~np.isin(hashes, known)
     fresh = frame.filter(pl.Series(new))
@@ -159,12 +160,6 @@ def check_new_rows(
     if result.passed:
         _write_rows(chunk_store, check, key, hashes)
     return result
-
-
-def _row_hashes(frame: pl.DataFrame) -> np.ndarray:
-    """One 128-bit key per row (two polars row hashes with different seeds), as 16-byte strings."""
-    pair = np.stack([frame.hash_rows(seed=0).to_numpy(), frame.hash_rows(seed=1).to_numpy()], axis=1)
-    return np.ascontiguousarray(pair, dtype=np.uint64).view("S16").reshape(frame.height)
 
 
 def _uniqueness(frame: pl.DataFrame, columns: list[str]) -> list[dict[str, Any]]:

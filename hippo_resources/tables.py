@@ -20,6 +20,7 @@ import os
 import threading
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from hippo_resources.files import write_atomic
@@ -79,3 +80,10 @@ def forget(path: Path) -> None:
     """Drop what is kept of `path` (the file is being removed)."""
     with _LOCK:
         _KEPT.pop(Path(path), None)
+
+
+def row_hashes(frame: pl.DataFrame) -> np.ndarray:
+    """A 128-bit key per row (two polars row hashes with different seeds) as 16-byte strings: equal rows,
+    equal keys. Stable within one polars version only, so kept on disk with that version beside it."""
+    pair = np.stack([frame.hash_rows(seed=0).to_numpy(), frame.hash_rows(seed=1).to_numpy()], axis=1)
+    return np.ascontiguousarray(pair, dtype=np.uint64).view("S16").reshape(frame.height)
