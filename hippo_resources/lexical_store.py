@@ -23,7 +23,6 @@ from dagster import ConfigurableResource
 
 from hippo_core.bm25 import BM25Index, BM25Params, TermCounts
 from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic
-from hippo_resources.tables import COMPRESSION
 
 MANIFEST = "CURRENT.json"
 CHUNK_TABLE = "chunks.parquet"
@@ -103,7 +102,7 @@ class LexicalStore(ConfigurableResource):
         tmp = self.path / f".{name}.partial"
         tmp.mkdir()
         index.save(tmp)
-        table.write_parquet(tmp / CHUNK_TABLE, compression=COMPRESSION)  # lz4: half zstd's time
+        table.write_parquet(tmp / CHUNK_TABLE, compression="lz4")  # half zstd's time; the Arrow copy is read
         fsync_file(tmp / CHUNK_TABLE)
         table.write_ipc(tmp / CHUNK_TABLE_MAPPED, compression="uncompressed")
         fsync_file(tmp / CHUNK_TABLE_MAPPED)
