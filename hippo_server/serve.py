@@ -10,13 +10,19 @@ response (with a 408 when nothing was answered yet). The body has its own limit 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
 import threading
+from typing import TYPE_CHECKING
 
 import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from hippo_core.settings import HippoSettings
+
+if TYPE_CHECKING:
+    from hippo_search.pipeline import SearchEngine
 
 _TIMEOUT_BODY = b"request head not received in time"
 TIMEOUT_RESPONSE = (
@@ -75,7 +81,7 @@ def server_config(settings: HippoSettings, warm: bool = False) -> uvicorn.Config
     )
     app = create_app(settings)
     if warm:
-        threading.Thread(target=app.state.engine.warm, name="hippo-warm-index", daemon=True).start()
+        threading.Thread(target=warm, args=(app.state.engine,), name="hippo-warm-index", daemon=True).start()
     return uvicorn.Config(
         app,
         host=settings.host,
@@ -85,6 +91,14 @@ def server_config(settings: HippoSettings, warm: bool = False) -> uvicorn.Config
         timeout_keep_alive=5,
         h11_max_incomplete_event_size=16 * 1024,  # a request head over 16 KiB is refused (400)
     )
+
+
+def warm(engine: SearchEngine) -> None:
+    """Load what the first search needs (`SearchEngine.warm`), then give the heap that loading freed back
+    to the system: glibc keeps it otherwise (~47 MiB once Kiwi's model is built; malloc_trim takes 5 ms)."""
+    engine.warm()
+    with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to give back
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def serve(settings: HippoSettings) -> None:
