@@ -71,16 +71,16 @@ class HeaderTimeoutProtocol(H11Protocol):
         super().connection_lost(exc)
 
 
-def server_config(settings: HippoSettings, warm: bool = False) -> uvicorn.Config:
-    """The uvicorn configuration of `hippo serve`: the app, the address and every timeout. `warm` loads
-    the index and the query embedder in the background once the app is built (see `serve`)."""
+def server_config(settings: HippoSettings, warm_up: bool = False) -> uvicorn.Config:
+    """The uvicorn configuration of `hippo serve`: the app, the address and every timeout. `warm_up`
+    starts `warm` on a background thread once the app is built (see `serve`)."""
     from hippo_server.app import create_app
 
     protocol = type(
         "HeaderTimeoutProtocol", (HeaderTimeoutProtocol,), {"header_timeout": settings.header_timeout}
     )
     app = create_app(settings)
-    if warm:
+    if warm_up:
         threading.Thread(target=warm, args=(app.state.engine,), name="hippo-warm-index", daemon=True).start()
     return uvicorn.Config(
         app,
@@ -109,4 +109,4 @@ def serve(settings: HippoSettings) -> None:
     from hippo_core.tokenize import get_kiwi
 
     threading.Thread(target=get_kiwi, name="hippo-warm-kiwi", daemon=True).start()
-    uvicorn.Server(server_config(settings, warm=True)).run()
+    uvicorn.Server(server_config(settings, warm_up=True)).run()
