@@ -81,6 +81,10 @@ class Ledger(ConfigurableResource):
         ready = self.path in _READY and Path(self.path).exists()  # a removed file gets its tables again
         conn = sqlite3.connect(self.path, timeout=30) if ready else self._create()
         conn.row_factory = sqlite3.Row
+        # A write takes the write lock when it begins: two deferred writers can each hold a read lock the
+        # other waits on, and SQLite answers "database is locked" at once instead of waiting (seen with
+        # several searches logged at the same moment).
+        conn.isolation_level = "IMMEDIATE"
         return conn
 
     def _create(self) -> sqlite3.Connection:

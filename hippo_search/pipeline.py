@@ -702,15 +702,16 @@ class SearchEngine:
         return response
 
     def log_search(self, request: SearchRequest, response: SearchResponse) -> None:
-        """Record an answered search in the query log and the gap radar. The REST route calls this after
-        the response is sent (`search(..., log=False)` first): a ledger write (a SQLite commit, ~30 ms
+        """Record an answered search in the query log and the gap radar. The REST route and the MCP tool
+        hand it to `log_later` (after `search(..., log=False)`): a ledger write (a SQLite commit, ~30 ms
         on a busy disk) is no part of a search's latency."""
         if self.ledger is not None:
             self._record(request, response.status, response.results, response.generation, response.gap)
 
     def log_later(self, request: SearchRequest, response: SearchResponse) -> Future[None]:
-        """`log_search` on this engine's one logging thread, in the order searches were answered: the MCP
-        tool returns its answer without waiting for the ledger's commit. `flush_log` waits for it."""
+        """`log_search` on this engine's one logging thread, in the order searches were answered: REST and
+        MCP answer without waiting for the ledger's commit, and one thread writes, so concurrent searches
+        neither hold request threads on the ledger nor contend for its lock. `flush_log` waits for it."""
         with self._lock:
             if self._logging is None:
                 self._logging = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hippo-log")
