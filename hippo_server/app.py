@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-from fastapi import BackgroundTasks, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
@@ -187,6 +187,7 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     async def lifespan(_: FastAPI):  # noqa: ANN202
         async with mcp.session_manager.run():
             yield
+        await anyio.to_thread.run_sync(engine.flush_log)  # the searches answered last are logged too
 
     app = FastAPI(
         title="Hippocampus librarian",
@@ -225,7 +226,7 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
             }
         },
     )
-    async def search(request: Request, after: BackgroundTasks) -> Any:
+    async def search(request: Request) -> Any:
         raw = await request.body()
         try:
             data = json.loads(decode_utf8(raw, what="request body"))
@@ -243,7 +244,8 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
             response = await run_in_threadpool(engine.search, req, log=False)
         except NotIndexedError as exc:
             return error(503, "not_indexed", str(exc))
-        after.add_task(engine.log_search, req, response)  # logged once the answer is sent
+        # logged by the engine's one logging thread: no request thread waits on the ledger's commit
+        engine.log_later(req, response)
         return response
 
     @app.post("/api/v1/bundle", tags=["search"], response_model=EvidenceBundle)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Annotated, Any
 
 import anyio
@@ -67,11 +68,12 @@ def build_mcp(
                 include_tool_output=include_tool_output,
                 include_navigation=include_navigation,
             )
-            response = await anyio.to_thread.run_sync(engine.search, request)
+            response = await anyio.to_thread.run_sync(partial(engine.search, request, log=False))
         except ValidationError as exc:
             raise ToolError(validation_message(exc)) from None
         except NotIndexedError as exc:
             raise ToolError(str(exc)) from None
+        engine.log_later(request, response)  # the query log's commit is no part of the answer's latency
         return response.model_dump()
 
     @mcp.tool(annotations=READ_ONLY)

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +71,17 @@ def test_vectors_are_n_by_384_unit_float32(e5: Embedder, local: dict[str, np.nda
         assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-3)
     assert e5.embed_query("커피 낮잠").shape == (DIM,)
     assert e5.embed([], role="passage").shape == (0, DIM)
+
+
+def test_concurrent_query_embeddings_equal_one_at_a_time(e5: Embedder) -> None:
+    """Query embeddings run without the model lock (the librarian's threads embed in parallel): each
+    vector is the one a lone call gives, whatever else is embedded meanwhile."""
+    queries = [f"{t} {i}" for i in range(8) for t in TEXTS]
+    alone = [e5.embed_query(q) for q in queries]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        for _ in range(3):
+            together = list(pool.map(e5.embed_query, queries))
+            assert all(np.array_equal(a, b) for a, b in zip(alone, together, strict=True))
 
 
 def test_query_and_passage_roles_give_different_vectors(local: dict[str, np.ndarray]) -> None:

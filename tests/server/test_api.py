@@ -138,6 +138,7 @@ def test_get_a_document_or_a_section(client: TestClient) -> None:
 def test_queries_are_logged_in_the_ledger(client: TestClient, secured: HippoSettings) -> None:
     search(client, query="침실 온도")
     miss = search(client, query="nothing matches this zzqx")
+    client.app.state.engine.flush_log()  # type: ignore[attr-defined]  # logged after the answers
     rows = Ledger(path=str(secured.ledger_path)).recent_queries()
     assert [r["query"] for r in rows[:2]] == ["nothing matches this zzqx", "침실 온도"]
     # Only weak (semantic-only, below the floor) hits come back: still a miss, logged as one.

@@ -78,3 +78,20 @@ def test_every_search_tool_parameter_is_described_and_lanes_are_enumerated(index
             assert schema.get("description"), f"{name}.{param} has no description"
     lanes = tools["hippo_search"].input_schema["properties"]["lanes"]
     assert lanes["items"]["enum"] == ["wiki", "sources", "notes", "conversations"]
+
+
+def test_an_mcp_search_is_logged_after_its_answer(indexed: HippoSettings) -> None:
+    """The tool answers without waiting for the ledger; the query log still gets the search, in order."""
+    engine = open_engine(indexed)
+    queries = ["침실 온도", "nothing matches this zzqx mcp"]
+
+    async def go() -> None:
+        async with Client(build_mcp(engine)) as client:
+            for q in queries:
+                assert not (await client.call_tool("hippo_search", {"query": q, "limit": 3})).is_error
+
+    anyio.run(go)
+    engine.flush_log()
+    assert engine.ledger is not None
+    rows = engine.ledger.recent_queries()
+    assert [r["query"] for r in rows[:2]] == queries[::-1]
