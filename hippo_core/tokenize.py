@@ -47,7 +47,7 @@ __all__ = [
     "normalize_english",
 ]
 
-ANALYZER_VERSION = "2"
+ANALYZER_VERSION = "1"
 """Bump when the analysis code changes in a way that changes tokens (part of the fingerprint)."""
 
 BIGRAM_MARKER = "\u1d47"  # "ᵇ": a modifier letter that Kiwi never emits and our word regex skips
@@ -126,13 +126,6 @@ _kiwi: Kiwi | None = None
 def get_kiwi() -> Kiwi:
     """The process-wide Kiwi instance, built once (~1 s) and warmed up before it is shared.
 
-    Without Kiwi's multi-word dictionary (analyzer version 2): it held 180 MiB of every process that
-    tokenizes (the librarian: 520 → 340 MiB for Kiwi), took a second to load and made analysis ~25 %
-    slower, while the golden set gives the same result for every query with or without it. It mostly
-    added joined forms of multi-word names (`더글러스맥아더` beside `더글러스`, `맥아더`) and moved a
-    few splits (`이황화탄소` → `황화탄소`): 273 of 3,964 Korean passages and queries of the shared sets
-    tokenize differently; the parts and the Hangul bigrams remain.
-
     Kiwi finishes its lazy initialization on the first analysis call; doing that under the lock
     makes later concurrent use from several threads safe.
     """
@@ -142,7 +135,7 @@ def get_kiwi() -> Kiwi:
             if _kiwi is None:
                 from kiwipiepy import Kiwi
 
-                kiwi = Kiwi(load_multi_dict=False)
+                kiwi = Kiwi()
                 kiwi.tokenize("초기화")
                 _kiwi = kiwi
     return _kiwi
@@ -247,7 +240,7 @@ class Tokenizer:
     def _collect_morphs(self, morphs: Sequence[Token], offset: int, out: list[tuple[int, str]]) -> None:
         """Keep content morphemes and build compound nouns from adjacent noun runs.
 
-        Kiwi 0.24's multi-word dictionary (not loaded: see `get_kiwi`) returns forms such as `지리 정보 시스템` or `NH농협은행`
+        Kiwi 0.24's multi-word dictionary returns forms such as `지리 정보 시스템` or `NH농협은행`
         as one NNP; those give their Hangul/Han parts plus the joined form (`지리정보시스템`), so
         neither a token with a space nor a missed part reaches the index. Latin and digit parts are
         already emitted by the word regex.
