@@ -366,12 +366,9 @@ class TermCounts:
         vocab = {term: col for col, term in enumerate(self.terms)}
         added = _count_rows(new_tokens, vocab)  # extends vocab with unseen terms
         n_terms = len(vocab)
-        old = self.matrix
-        old = sp.csr_array((old.data, old.indices, old.indptr), shape=(old.shape[0], n_terms))
-        stacked = sp.vstack([old, added], format="csr")
         source = keep.copy()
-        source[fresh] = old.shape[0] + np.arange(len(fresh))
-        matrix = sp.csr_array(stacked[source]) if len(source) else sp.csr_array((0, n_terms), dtype=np.int32)
+        source[fresh] = self.n_docs + np.arange(len(fresh))
+        matrix = _take_rows(self.matrix, added, source, n_terms)
         terms = list(vocab)
         df = np.bincount(matrix.indices, minlength=n_terms)
         alive = df > 0
@@ -400,6 +397,33 @@ class TermCounts:
     @classmethod
     def load(cls, path: Path, terms: list[str]) -> TermCounts:
         return cls(terms, sp.csr_array(sp.load_npz(path)))
+
+
+def _take_rows(first: sp.csr_array, second: sp.csr_array, source: np.ndarray, n_cols: int) -> sp.csr_array:
+    """Rows of `first` stacked on `second`, taken in the order `source` gives (row i of the result is
+    stacked row `source[i]`), each row's entries as they are. Copied run by run: an edit keeps almost
+    every row where it was, so a 100k-row update is a few slice copies instead of scipy's `vstack` and
+    row indexing (1.5 s at 20M entries)."""
+    n_first = first.shape[0]
+    lengths = np.concatenate([np.diff(first.indptr), np.diff(second.indptr)]).astype(np.int64)
+    indptr = np.zeros(len(source) + 1, dtype=np.int64)
+    np.cumsum(lengths[source], out=indptr[1:])
+    nnz = int(indptr[-1])
+    idx = np.int32 if max(nnz, n_cols) < np.iinfo(np.int32).max else np.int64
+    data = np.empty(nnz, dtype=np.result_type(first.data, second.data))
+    indices = np.empty(nnz, dtype=idx)
+    # a run: consecutive result rows from consecutive rows of one of the two matrices
+    breaks = np.flatnonzero((np.diff(source) != 1) | (source[1:] == n_first)) + 1
+    bounds = np.concatenate([[0], breaks, [len(source)]]).tolist() if len(source) else [0]
+    src = source.tolist()
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        row = src[lo]
+        matrix, row = (first, row) if row < n_first else (second, row - n_first)
+        a, b = int(matrix.indptr[row]), int(matrix.indptr[row + hi - lo])
+        out = slice(int(indptr[lo]), int(indptr[hi]))
+        data[out] = matrix.data[a:b]
+        indices[out] = matrix.indices[a:b]
+    return sp.csr_array((data, indices, indptr.astype(idx)), shape=(len(source), n_cols))
 
 
 def _count_rows(corpus_tokens: Sequence[Sequence[str]], vocab: dict[str, int]) -> sp.csr_array:

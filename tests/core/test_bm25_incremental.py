@@ -106,3 +106,32 @@ def test_counts_round_trip(tmp_path) -> None:
         BM25Index.from_counts(loaded).scores(["a"]).tolist()
         == BM25Index.build([["a", "b", "a"], [], ["c"]]).scores(["a"]).tolist()
     )
+
+
+def test_rows_taken_run_by_run_equal_scipys_stack_and_row_indexing() -> None:
+    """`_take_rows` (slice copies per run of consecutive rows) gives what `vstack` then row indexing gives,
+    entry order within each row included, for kept, repeated, reordered and new rows."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    from hippo_core.bm25 import _take_rows
+
+    rng = np.random.default_rng(3)
+    first = sp.csr_array(sp.random(60, 40, density=0.2, format="csr", random_state=1, dtype=np.float64))
+    first.data = rng.integers(1, 5, size=first.nnz).astype(np.int32)
+    first.indices = rng.permuted(first.indices.reshape(-1))  # unsorted within rows, as counts are
+    second = sp.csr_array((np.array([2, 1], np.int32), np.array([39, 0], np.int32), np.array([0, 1, 1, 2])))
+    second = sp.csr_array(second, shape=(3, 40))
+    cases = [
+        np.arange(63),
+        np.r_[np.arange(10), 61, np.arange(11, 60), 60, 62],
+        np.r_[5, 5, 4, 3, 60, 59, 58],
+        rng.permutation(63),
+        np.arange(0),
+    ]
+    for source in cases:
+        got = _take_rows(first, second, source, 40)
+        want = sp.csr_array(sp.vstack([first, second], format="csr")[source], shape=(len(source), 40))
+        assert got.shape == want.shape
+        assert np.array_equal(got.indptr, want.indptr)
+        assert np.array_equal(got.indices, want.indices) and np.array_equal(got.data, want.data)
