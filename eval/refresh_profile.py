@@ -23,7 +23,7 @@ from typing import Any
 
 from eval.beir import DEFAULT_DATA
 from eval.scale import DIM, FAKE_MODEL
-from eval.scale_system import Children, loadavg, log
+from eval.scale_system import Children, loadavg, log, print_figures
 from eval.scale_vault import add_note, edit_one_paragraph, generate_vault, load_corpora, marker_word
 
 REPO = Path(__file__).resolve().parents[1]
@@ -126,10 +126,7 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work, ignore_errors=True)
     if args.keep:
         log(f"kept {work}")
-    text = json.dumps(out, indent=2, ensure_ascii=False)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    print_figures(out, args.json)
     return 0
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import json
 import os
 import signal
 import subprocess
@@ -100,6 +101,14 @@ class CpuSample:
     ticks: dict[int, int]  # per process, for naming the busiest others
     names: dict[int, str]
     tree: set[int]
+
+
+def print_figures(figures: dict, path: Path | None) -> None:
+    """A benchmark's figures as JSON on stdout, and in `path` when given (`--json`)."""
+    text = json.dumps(figures, indent=2, ensure_ascii=False)
+    print(text)
+    if path is not None:
+        path.write_text(text + "\n", encoding="utf-8")
 
 
 def _machine_busy_ticks() -> int:

@@ -24,9 +24,9 @@ it is edited) instead of building one, after one primed edit run (`prime_run_s`)
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -40,7 +40,7 @@ import httpx
 
 from eval.beir import DEFAULT_DATA
 from eval.scale import DIM, FAKE_MODEL, free_port, search
-from eval.scale_system import Children, loadavg, log
+from eval.scale_system import Children, loadavg, log, print_figures
 from eval.scale_vault import add_note, edit_one_paragraph, generate_vault, load_corpora, marker_word
 
 REPO = Path(__file__).resolve().parents[1]
@@ -271,13 +271,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         children.close()
         if not args.keep and args.reuse is None:
-            import shutil
-
             shutil.rmtree(work, ignore_errors=True)
-    text = json.dumps(figures, indent=2, ensure_ascii=False)
-    print(text)
-    if args.json:
-        args.json.write_text(text + "\n", encoding="utf-8")
+    print_figures(figures, args.json)
     return 0
 
 
