@@ -10,8 +10,8 @@ for "run end"), sleeps a seeded random part of that step's duration (measured in
 run), sends SIGKILL, and runs `hippo run` again. The rerun must exit 0 and converge:
 
 - chunks = vectors: every chunk id has one vector, no orphan vector, no duplicate chunk id;
-- the BM25 `CURRENT.json` is valid and names an existing generation whose chunk table has exactly the
-  chunks; no partial generation folder is left;
+- the BM25 `CURRENT.json` is valid and names an existing generation (its base and its delta) whose live
+  chunk table has exactly the chunks; no partial generation or base folder is left;
 - no `.git/index.lock` is left in the vault;
 - every vault file is byte-identical to before the killed run, except what the run is meant to write
   (each inbox note moved to `00-inbox/.processed/` with the same bytes, one new source copy each);
@@ -191,7 +191,7 @@ def check(
 
     from hippo_core.settings import HippoSettings
     from hippo_resources import build_resources
-    from hippo_resources.lexical_store import CHUNK_TABLE, MANIFEST
+    from hippo_resources.lexical_store import MANIFEST, GenerationUnreadable
     from hippo_resources.vector_store import VectorStore
 
     failures: list[str] = []
@@ -212,15 +212,15 @@ def check(
     lexical = Path(res.lexical_store.root)
     try:
         manifest = json.loads((lexical / MANIFEST).read_text(encoding="utf-8"))
-        import polars as pl
-
-        rows = pl.read_parquet(lexical / manifest["generation"] / CHUNK_TABLE).height
-        figures["bm25_rows"] = rows
-        if rows != len(chunk_ids):
-            failures.append(f"BM25 generation has {rows} rows, chunks {len(chunk_ids)}")
-    except (OSError, ValueError, KeyError) as exc:
+        view = res.lexical_store.view(manifest["generation"])
+        rows = view.live_table()["chunk_id"].to_list()
+        figures["bm25_rows"] = len(rows)
+        figures["bm25_segment"] = manifest.get("segment")
+        if sorted(rows) != sorted(chunk_ids) or view.index.n_docs != len(rows):
+            failures.append(f"BM25 generation has {len(rows)} rows, chunks {len(chunk_ids)}")
+    except (OSError, ValueError, KeyError, GenerationUnreadable) as exc:
         failures.append(f"CURRENT.json unusable: {exc}")
-    figures["partial_generations"] = len(list(lexical.glob(".gen-*.partial")))
+    figures["partial_generations"] = len(list(lexical.glob(".*.partial")))
     if figures["partial_generations"]:
         failures.append("partial generation folder left")
     if (vault / ".git" / "index.lock").exists():

@@ -1,16 +1,23 @@
-"""Okapi BM25 over a sparse matrix of precomputed per-(doc, term) weights.
+"""Okapi BM25 scored at query time from term counts, over a large immutable base and a small delta.
 
-Scores are those of `rank_bm25.BM25Okapi` on the same tokens: the same idf
-(`log(N - df + 0.5) - log(df + 0.5)`, negative values floored to `epsilon * average_idf`), the same
-float64 expression for the tf part, and query tokens added one at a time in query order, so a
-repeated query token counts twice exactly as it does there. rank_bm25 touches every document for
-every query token; here a query token costs only its posting list.
+Scores are those of `rank_bm25.BM25Okapi` on the same tokens: idf `log(N - df + 0.5) - log(df + 0.5)`
+(math.log), negative values floored to `epsilon * average_idf`, per posting
+`idf * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)))` in that float64 order, and query tokens
+added one at a time in query order, so a repeated query token counts twice. A query token costs only
+its posting lists; rank_bm25 touches every document.
 
-An index is a function of its term counts (`TermCounts`: docs × terms, each row's terms kept in the
-order they first occur in the doc). That order gives back rank_bm25's first-seen term order, which
-its running `average_idf` sum depends on in the last bit. So an index updated from the previous
-generation's counts plus the changed docs' tokens (`TermCounts.update`) is the very index a rebuild
-from every doc's tokens gives, and unchanged docs never go through the tokenizer again.
+Why counts and not precomputed weights: a weight depends on N, avgdl and df, which change with any edit,
+so precomputed weights made every edit rewrite (and recompute) all of them. From counts, an index is
+views over segments: a `Base` (every row of the last full build, immutable) and a `Delta` (rows added or
+changed since, and the base rows they replace, tombstoned). The view's rows are the base's [0, n_base)
+then the delta's; a tombstoned row never scores; N, the total length (so avgdl) and df count live rows
+only; a term only in the delta extends the vocabulary; a term no live row contains is not in it.
+
+Everything a score depends on is a function of the multiset of live rows, so a view scores every row
+exactly (bit for bit) like a base built from the same rows: `average_idf` is computed from the multiset
+of live df values in a canonical order (`canonical_average_idf`), and exact ties are broken by each row's
+position in the chunk table (`Delta.positions`), not by where the row is stored. The only difference from
+rank_bm25 is that average: its running sum in first-seen term order may differ in the last bit.
 """
 
 from __future__ import annotations
@@ -18,7 +25,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +34,27 @@ import numpy as np
 import scipy.sparse as sp
 from pydantic import BaseModel, Field
 
-__all__ = ["BM25Index", "BM25Params", "FORMAT_VERSION", "META_FILE", "VOCAB_FILE", "TermCounts"]
+__all__ = [
+    "BM25Index",
+    "BM25Params",
+    "Base",
+    "Delta",
+    "FORMAT_VERSION",
+    "Postings",
+    "TermCounts",
+    "canonical_average_idf",
+    "gather_counts",
+]
 
-FORMAT_VERSION = 2
-"""2: arrays as memory-mappable .npy files and the vocabulary in its own file (1: npz + one JSON)."""
-META_FILE = "bm25.json"
-VOCAB_FILE = "bm25.vocab.json"
+FORMAT_VERSION = 3
+"""3: term counts scored at query time, a base and a delta per generation (2: precomputed weights, one
+folder per generation; 1: npz + one JSON)."""
+BASE_META = "base.json"
+BASE_TERMS = "base.terms.json"
+DELTA_META = "delta.json"
+DELTA_ARRAYS = "delta.npz"
+_POSTINGS = ("indptr", "rows", "tf", "doc_lengths")
+_COUNTS = ("indptr", "indices", "data")
 
 
 class BM25Params(BaseModel, frozen=True):
@@ -42,50 +65,467 @@ class BM25Params(BaseModel, frozen=True):
     epsilon: float = 0.25
 
 
-class BM25Index:
-    """An immutable BM25 index: build once from tokenized docs, then score queries or save/load.
+def _small_ints(values: np.ndarray) -> np.ndarray:
+    """Counts as uint16 when they fit (a tf above 65,535 in one chunk does not occur), else int32."""
+    if not len(values) or int(values.max()) < 2**16:
+        return values.astype(np.uint16, copy=False)
+    return values.astype(np.int32, copy=False)
 
-    `weights` is a CSC matrix (docs × terms) of float64 BM25 contributions, so a query term is one
-    column slice. float32 would halve memory but reorders near-ties against rank_bm25.
-    """
 
-    def __init__(
-        self,
-        *,
-        vocab: dict[str, int],
-        weights: sp.csc_array,
-        doc_lengths: np.ndarray,
-        idf: np.ndarray,
-        avgdl: float,
-        average_idf: float,
-        params: BM25Params,
-        analyzer: str = "",
-    ) -> None:
-        n_docs, n_terms = weights.shape
-        if len(vocab) != n_terms or len(doc_lengths) != n_docs or len(idf) != n_terms:
-            raise ValueError("BM25Index parts disagree on the number of docs or terms")
-        self.vocab = vocab
-        self.weights = weights
+def _index_dtype(n: int) -> type[np.signedinteger]:
+    return np.int32 if n < np.iinfo(np.int32).max else np.int64
+
+
+class Postings:
+    """Rows' term occurrences by term slot (CSC: `indptr` per slot, row ids ascending within a slot, tf)
+    and each row's length (its number of tokens)."""
+
+    __slots__ = ("doc_lengths", "indptr", "rows", "tf")
+
+    def __init__(self, indptr: np.ndarray, rows: np.ndarray, tf: np.ndarray, doc_lengths: np.ndarray) -> None:
+        if len(rows) != len(tf) or (len(indptr) and int(indptr[-1]) != len(rows)):
+            raise ValueError("postings: indptr, rows and tf disagree")
+        self.indptr = indptr
+        self.rows = rows
+        self.tf = tf
         self.doc_lengths = doc_lengths
-        self.idf = idf
-        self.avgdl = avgdl
-        self.average_idf = average_idf
-        self.params = params
-        self.analyzer = analyzer
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.doc_lengths)
+
+    @property
+    def n_slots(self) -> int:
+        return max(len(self.indptr) - 1, 0)
+
+    @property
+    def nnz(self) -> int:
+        return len(self.rows)
+
+    @classmethod
+    def from_counts(cls, matrix: sp.csr_array) -> Postings:
+        """One slot per column of a rows × terms count matrix."""
+        n_rows = matrix.shape[0]
+        csc = sp.csc_array(matrix)
+        csc.sum_duplicates()  # sorted row ids within each column
+        idx = _index_dtype(max(csc.nnz, n_rows))
+        return cls(
+            csc.indptr.astype(np.int64, copy=False),
+            csc.indices.astype(idx, copy=False),
+            _small_ints(csc.data),
+            np.asarray(matrix.sum(axis=1), dtype=np.int64).reshape(n_rows),
+        )
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"indptr": self.indptr, "rows": self.rows, "tf": self.tf, "doc_lengths": self.doc_lengths}
+
+
+class TermCounts:
+    """Docs × terms occurrence counts (CSR) and the term of each column: the unit of incremental indexing.
+
+    Rows of unchanged texts are copied from the counts a generation keeps (`gather_counts`); only new or
+    changed texts go through the tokenizer."""
+
+    def __init__(self, terms: list[str], matrix: sp.csr_array) -> None:
+        if matrix.shape[1] != len(terms):
+            raise ValueError("TermCounts: one term per column")
+        self.terms = terms
+        self.matrix = matrix
 
     @property
     def n_docs(self) -> int:
-        return int(self.weights.shape[0])
+        return int(self.matrix.shape[0])
+
+    @classmethod
+    def from_tokens(cls, corpus_tokens: Sequence[Sequence[str]]) -> TermCounts:
+        vocab: dict[str, int] = {}
+        matrix = _count_rows(corpus_tokens, vocab, {})
+        return cls(list(vocab), matrix)
+
+    def save(self, directory: Path, prefix: str = "counts") -> None:
+        """The CSR arrays as plain `.npy` files (`load` memory-maps them: a writer reads only the rows it
+        copies), each fsync'd."""
+        m = self.matrix
+        idx = _index_dtype(max(m.nnz, m.shape[1]))
+        arrays = {
+            "indptr": m.indptr.astype(np.int64, copy=False),
+            "indices": m.indices.astype(idx, copy=False),
+            "data": _small_ints(m.data),
+        }
+        for name, arr in arrays.items():
+            _save_npy(Path(directory) / f"{prefix}.{name}.npy", arr)
+
+    @classmethod
+    def load(cls, directory: Path, terms: list[str], prefix: str = "counts") -> TermCounts:
+        arr = {n: np.load(Path(directory) / f"{prefix}.{n}.npy", mmap_mode="r") for n in _COUNTS}
+        shape = (len(arr["indptr"]) - 1, len(terms))
+        return cls(terms, sp.csr_array((arr["data"], arr["indices"], arr["indptr"]), shape=shape, copy=False))
+
+
+def gather_counts(
+    terms: list[str],
+    vocab: Mapping[str, int],
+    parts: Sequence[sp.csr_array],
+    source: np.ndarray,
+    fresh_tokens: Sequence[Sequence[str]],
+    keep: int,
+) -> TermCounts:
+    """The counts of a list of rows, each copied from `parts` or counted from tokens.
+
+    `terms` names the parts' columns (`vocab` maps a term to its column for the first `len(vocab)` of
+    them, without being copied: the base's vocabulary, shared). `source[i] >= 0` copies row `source[i]`
+    of the parts stacked in order; `-1` counts the next list of `fresh_tokens`, whose unseen terms extend
+    the columns. Columns from `keep` on that no row uses are dropped and the rest renumbered in order, so
+    a delta keeps the base's term ids (`keep` = the base's terms) and a full build (`keep` = 0) keeps
+    only terms some row contains."""
+    source = np.asarray(source, dtype=np.int64)
+    fresh = np.flatnonzero(source < 0)
+    if len(fresh) != len(fresh_tokens):
+        raise ValueError(f"{len(fresh)} new rows but {len(fresh_tokens)} token lists")
+    n_parts = sum(p.shape[0] for p in parts)
+    if len(source) and source.max(initial=-1) >= n_parts:
+        raise ValueError("source refers to a row that does not exist")
+    fixed = len(vocab)
+    added = {t: fixed + i for i, t in enumerate(terms[fixed:])}  # terms past the shared vocabulary
+    counted = _count_rows(fresh_tokens, added, vocab)
+    all_terms = terms[:fixed] + list(added)
+    n_cols = len(all_terms)
+    rows = source.copy()
+    rows[fresh] = n_parts + np.arange(len(fresh))
+    matrix = _take_rows([*parts, counted], rows, n_cols)
+    used = np.ones(n_cols, dtype=bool)
+    used[keep:] = np.bincount(matrix.indices, minlength=n_cols)[keep:] > 0
+    if not used.all():
+        new_col = (np.cumsum(used) - 1).astype(matrix.indices.dtype)
+        matrix = sp.csr_array(
+            (matrix.data, new_col[matrix.indices], matrix.indptr), shape=(matrix.shape[0], int(used.sum()))
+        )
+        all_terms = [t for t, u in zip(all_terms, used.tolist(), strict=True) if u]
+    return TermCounts(all_terms, matrix)
+
+
+def dead_term_counts(counts: sp.csr_array, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the terms of the given rows: their ids and in how many of those rows each occurs (each row's
+    terms are unique, so this is the df the rows take away when they are tombstoned)."""
+    if not len(rows):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    indptr = counts.indptr
+    cols = np.concatenate([counts.indices[int(indptr[r]) : int(indptr[r + 1])] for r in rows.tolist()])
+    ids, n = np.unique(cols, return_counts=True)
+    return ids.astype(np.int64), n.astype(np.int64)
+
+
+class Base:
+    """An immutable segment: every row of a full build, its postings and its vocabulary."""
+
+    def __init__(self, terms: list[str], postings: Postings, vocab: dict[str, int] | None = None) -> None:
+        if postings.n_slots != len(terms):
+            raise ValueError("a base has one posting slot per term")
+        self.terms = terms
+        self.postings = postings
+        self.vocab = vocab if vocab is not None else {t: i for i, t in enumerate(terms)}
+
+    @classmethod
+    def from_counts(cls, counts: TermCounts) -> Base:
+        """A base of these rows; every term must occur in some row (`gather_counts` with keep=0 ensures it)."""
+        base = cls(counts.terms, Postings.from_counts(counts.matrix))
+        if len(base.df) and int(base.df.min()) == 0:
+            raise ValueError("every term of a base must occur in one of its rows (prune the counts first)")
+        return base
+
+    @property
+    def n_rows(self) -> int:
+        return self.postings.n_rows
 
     @property
     def n_terms(self) -> int:
-        return int(self.weights.shape[1])
+        return len(self.terms)
+
+    @cached_property
+    def df(self) -> np.ndarray:
+        return np.diff(self.postings.indptr)
+
+    @cached_property
+    def total_length(self) -> int:
+        return int(self.postings.doc_lengths.sum())
+
+    @cached_property
+    def df_histogram(self) -> dict[int, int]:
+        """How many terms have each df: what `average_idf` needs, adjusted per view by the changed terms."""
+        values, n = np.unique(self.df, return_counts=True)
+        return dict(zip(values.tolist(), n.tolist(), strict=True))
+
+    def save(self, directory: Path, meta: dict[str, Any]) -> None:
+        """Postings as plain `.npy` files (memory-mapped by `load`), the vocabulary, then `base.json` last:
+        its presence says the rest is there. Each file is fsync'd; the caller fsyncs the folder."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        for name, arr in self.postings.arrays().items():
+            _save_npy(directory / f"postings.{name}.npy", arr)
+        _write_json(directory / BASE_TERMS, self.terms)
+        header = {"format_version": FORMAT_VERSION, "n_rows": self.n_rows, "n_terms": self.n_terms}
+        _write_json(directory / BASE_META, {**meta, **header})
+
+    @staticmethod
+    def read_meta(directory: Path) -> dict[str, Any]:
+        """A saved base's header; ValueError for another format version (it is rebuilt, never misread)."""
+        return _read_meta(Path(directory) / BASE_META)
+
+    @staticmethod
+    def read_terms(directory: Path) -> list[str]:
+        with open(Path(directory) / BASE_TERMS, encoding="utf-8") as fh:
+            terms = json.load(fh)
+        if not isinstance(terms, list):
+            raise ValueError(f"{BASE_TERMS} is not a list")
+        return terms
+
+    @classmethod
+    def load(cls, directory: Path) -> Base:
+        """The arrays memory-mapped (read-only): loading costs the vocabulary, unused postings stay on disk."""
+        directory = Path(directory)
+        meta = cls.read_meta(directory)
+        arr = {n: np.load(directory / f"postings.{n}.npy", mmap_mode="r") for n in _POSTINGS}
+        postings = Postings(arr["indptr"], arr["rows"], arr["tf"], arr["doc_lengths"])
+        terms = cls.read_terms(directory)
+        if postings.n_rows != meta["n_rows"] or not postings.n_slots == meta["n_terms"] == len(terms):
+            raise ValueError(f"{directory.name}: the postings and {BASE_META} disagree on the shape")
+        return cls(terms, postings)
+
+
+class Delta:
+    """What changed since a base: the rows added or changed (their postings by term, each slot naming a
+    view term id: a base term's id, or `n_base_terms + i` for `new_terms[i]`), the base rows they replace
+    (`dead`, tombstoned), how many of those rows each base term occurs in (`dead_ids`, `dead_counts`),
+    and each view row's position in the chunk table (`positions`: ties are broken by it; -1 for a
+    tombstone; None when the view has no delta and a row's position is its index)."""
+
+    def __init__(
+        self,
+        postings: Postings,
+        term_ids: np.ndarray,
+        new_terms: list[str],
+        dead: np.ndarray,
+        dead_ids: np.ndarray,
+        dead_counts: np.ndarray,
+        positions: np.ndarray | None,
+    ) -> None:
+        if len(term_ids) != postings.n_slots or len(dead_ids) != len(dead_counts):
+            raise ValueError("delta: parts disagree")
+        self.postings = postings
+        self.term_ids = term_ids
+        self.new_terms = new_terms
+        self.dead = dead
+        self.dead_ids = dead_ids
+        self.dead_counts = dead_counts
+        self.positions = positions
+
+    @classmethod
+    def empty(cls) -> Delta:
+        z = np.zeros(0, dtype=np.int64)
+        return cls(
+            Postings(np.zeros(1, np.int64), z.astype(np.int32), z.astype(np.uint16), z), z, [], z, z, z, None
+        )
+
+    @classmethod
+    def build(
+        cls,
+        counts: TermCounts,
+        n_base_terms: int,
+        dead: np.ndarray,
+        dead_ids: np.ndarray,
+        dead_counts: np.ndarray,
+        positions: np.ndarray | None,
+    ) -> Delta:
+        """A delta of `counts` (columns: the base's term ids, then the terms new in the delta)."""
+        full = Postings.from_counts(counts.matrix)
+        lengths = np.diff(full.indptr)
+        slots = np.flatnonzero(lengths)  # terms some delta row contains
+        indptr = np.zeros(len(slots) + 1, dtype=np.int64)
+        np.cumsum(lengths[slots], out=indptr[1:])
+        postings = Postings(indptr, full.rows, full.tf, full.doc_lengths)
+        return cls(
+            postings,
+            slots.astype(np.int64),
+            counts.terms[n_base_terms:],
+            np.asarray(dead, dtype=np.int64),
+            np.asarray(dead_ids, dtype=np.int64),
+            np.asarray(dead_counts, dtype=np.int64),
+            None if positions is None else np.asarray(positions, dtype=np.int32),
+        )
+
+    @property
+    def n_rows(self) -> int:
+        return self.postings.n_rows
+
+    def counts(self, n_base_terms: int) -> sp.csr_array:
+        """The delta rows' counts as CSR over the view's term ids (what the next delta copies rows from)."""
+        p = self.postings
+        n_cols = n_base_terms + len(self.new_terms)
+        cols = np.repeat(self.term_ids, np.diff(p.indptr))
+        return sp.csr_array(
+            sp.coo_array((p.tf.astype(np.int32), (p.rows, cols)), shape=(p.n_rows, n_cols)).tocsr()
+        )
+
+    def save(
+        self, directory: Path, meta: dict[str, Any], extra: Mapping[str, np.ndarray] | None = None
+    ) -> None:
+        """One uncompressed npz of the small arrays (and the caller's `extra` ones, read back with
+        `read_extra`) and `delta.json` (with the new terms) last: its presence says the rest is there."""
+        arrays = {
+            **{f"extra.{k}": v for k, v in (extra or {}).items()},
+            **{f"postings.{k}": v for k, v in self.postings.arrays().items()},
+            "term_ids": self.term_ids,
+            "dead": self.dead,
+            "dead_ids": self.dead_ids,
+            "dead_counts": self.dead_counts,
+        }
+        if self.positions is not None:
+            arrays["positions"] = self.positions
+        with open(Path(directory) / DELTA_ARRAYS, "wb") as fh:
+            np.savez(fh, allow_pickle=False, **arrays)
+            fh.flush()
+            os.fsync(fh.fileno())
+        header = {"format_version": FORMAT_VERSION, "n_rows": self.n_rows, "new_terms": self.new_terms}
+        _write_json(Path(directory) / DELTA_META, {**meta, **header})
+
+    @staticmethod
+    def read_meta(directory: Path) -> dict[str, Any]:
+        return _read_meta(Path(directory) / DELTA_META)
+
+    @staticmethod
+    def read_extra(directory: Path, names: Sequence[str]) -> list[np.ndarray]:
+        with np.load(Path(directory) / DELTA_ARRAYS, allow_pickle=False) as npz:
+            return [npz[f"extra.{n}"] for n in names]
+
+    @classmethod
+    def load(cls, directory: Path) -> Delta:
+        meta = cls.read_meta(directory)
+        with np.load(Path(directory) / DELTA_ARRAYS, allow_pickle=False) as npz:
+            arr = {k: npz[k] for k in npz.files if not k.startswith("extra.")}
+        postings = Postings(*(arr[f"postings.{n}"] for n in _POSTINGS))
+        if postings.n_rows != meta["n_rows"]:
+            raise ValueError(f"{Path(directory).name}: the delta arrays and {DELTA_META} disagree")
+        return cls(
+            postings,
+            arr["term_ids"],
+            list(meta["new_terms"]),
+            arr["dead"],
+            arr["dead_ids"],
+            arr["dead_counts"],
+            arr.get("positions"),
+        )
+
+
+def canonical_average_idf(histogram: Mapping[int, int], n_docs: int) -> float:
+    """The mean raw idf over terms, given how many terms have each df: `math.fsum` of count × idf over
+    distinct df values ascending, so every way of reaching one set of live rows gives the same bits."""
+    n_terms = sum(histogram.values())
+    if not n_terms:
+        return 0.0
+    parts = [n * _raw_idf(df, n_docs) for df, n in sorted(histogram.items()) if n]
+    return math.fsum(parts) / n_terms
+
+
+def _raw_idf(df: int, n_docs: int) -> float:
+    return math.log(n_docs - df + 0.5) - math.log(df + 0.5)
+
+
+class _Vocabulary(Mapping[str, int]):
+    """A view's terms → term ids: the base's and the delta's new ones, less those no live row contains.
+    Read-only and never copied (the base's dict is shared by every view of it)."""
+
+    def __init__(self, index: BM25Index) -> None:
+        self._index = index
+
+    def __getitem__(self, term: str) -> int:
+        tid = self._index.term_id(term)
+        if tid is None:
+            raise KeyError(term)
+        return tid
+
+    def __contains__(self, term: object) -> bool:
+        return isinstance(term, str) and self._index.term_id(term) is not None
+
+    def __iter__(self) -> Iterator[str]:
+        index = self._index
+        gone = {c for c, df in index._base_df.items() if df == 0}
+        for term, tid in index.base.vocab.items():
+            if tid not in gone:
+                yield term
+        yield from index.delta.new_terms
 
     def __len__(self) -> int:
-        return self.n_docs
+        return self._index.n_terms
 
-    def __repr__(self) -> str:
-        return f"BM25Index(n_docs={self.n_docs}, n_terms={self.n_terms}, nnz={self.weights.nnz})"
+
+class BM25Index:
+    """A view of a base and a delta, scored from term counts; immutable once built.
+
+    Rows are the base's [0, n_base) then the delta's (`n_rows` in all); `n_docs` counts the live ones.
+    `vocab` maps each live term to a term id (for `term_hits`)."""
+
+    def __init__(
+        self,
+        base: Base,
+        delta: Delta | None = None,
+        params: BM25Params | None = None,
+        *,
+        analyzer: str = "",
+    ) -> None:
+        self.base = base
+        self.delta = delta if delta is not None else Delta.empty()
+        self.params = params or BM25Params()
+        self.analyzer = analyzer
+        d, n_base, n_base_terms = self.delta, base.n_rows, base.n_terms
+        if len(d.dead) and (d.dead.min() < 0 or d.dead.max() >= n_base):
+            raise ValueError("delta: a tombstone names a row the base does not have")
+        if d.positions is not None and len(d.positions) != n_base + d.n_rows:
+            raise ValueError("delta: one position per row of the view")
+        self.n_base = n_base
+        self.n_rows = n_base + d.n_rows
+        self.n_docs = self.n_rows - len(d.dead)
+        base_lengths = base.postings.doc_lengths
+        self.doc_lengths = (
+            np.concatenate([base_lengths, d.postings.doc_lengths]).astype(np.int64)
+            if d.n_rows
+            else np.asarray(base_lengths, dtype=np.int64)
+        )
+        dead_length = int(base_lengths[d.dead].sum()) if len(d.dead) else 0
+        total = base.total_length - dead_length + int(d.postings.doc_lengths.sum())
+        self.avgdl = total / self.n_docs if self.n_docs else 0.0
+        k1, b = self.params.k1, self.params.b
+        # rank_bm25's expression, evaluated in its order; unused when no live row has a token
+        self.norm = (
+            k1 * (1 - b + b * self.doc_lengths.astype(np.float64) / self.avgdl)
+            if self.avgdl
+            else np.zeros(self.n_rows, dtype=np.float64)
+        )
+        # delta slots by term id, with their rows as view rows
+        self._delta_slot = dict(zip(d.term_ids.tolist(), range(len(d.term_ids)), strict=True))
+        self._delta_rows = d.postings.rows.astype(np.int64) + n_base if d.n_rows else d.postings.rows
+        delta_df = np.diff(d.postings.indptr).tolist()
+        # live df of each base term that the delta changes (tombstones take rows away, delta rows add)
+        base_df: dict[int, int] = {c: int(base.df[c]) for c in d.dead_ids.tolist()}
+        for c, n in zip(d.dead_ids.tolist(), d.dead_counts.tolist(), strict=True):
+            base_df[c] -= n
+        for c, slot in self._delta_slot.items():
+            if c < n_base_terms:
+                base_df[c] = base_df.get(c, int(base.df[c])) + delta_df[slot]
+        self._base_df = base_df
+        self._new_vocab = {t: n_base_terms + i for i, t in enumerate(d.new_terms)}
+        histogram = dict(base.df_histogram) if base_df or self._new_vocab else base.df_histogram
+        for c, df in base_df.items():
+            histogram[int(base.df[c])] -= 1
+            if df:
+                histogram[df] = histogram.get(df, 0) + 1
+        for tid in self._new_vocab.values():
+            df = delta_df[self._delta_slot[tid]]
+            histogram[df] = histogram.get(df, 0) + 1
+        self.n_terms = sum(histogram.values())
+        self.average_idf = canonical_average_idf(histogram, self.n_docs)
+        self.vocab: Mapping[str, int] = (
+            base.vocab if not len(d.term_ids) and not len(d.dead) else _Vocabulary(self)
+        )
 
     @classmethod
     def build(
@@ -95,82 +535,107 @@ class BM25Index:
         *,
         analyzer: str = "",
     ) -> BM25Index:
-        """Index tokenized docs (row i = doc i). `analyzer` records the tokenizer fingerprint."""
-        return cls.from_counts(TermCounts.from_tokens(corpus_tokens), params, analyzer=analyzer)
+        """Index tokenized docs (row i = doc i) as one base. `analyzer` records the tokenizer fingerprint."""
+        return cls(Base.from_counts(TermCounts.from_tokens(corpus_tokens)), None, params, analyzer=analyzer)
 
-    @classmethod
-    def from_counts(
-        cls, counts: TermCounts, params: BM25Params | None = None, *, analyzer: str = ""
-    ) -> BM25Index:
-        """Index docs given as term counts; a term no doc contains must not be in `counts`.
+    def __len__(self) -> int:
+        return self.n_docs
 
-        The vocabulary is in first-seen order (`TermCounts.first_seen_order`); pass counts already
-        in that order to save the reordering, and to save them beside the index.
-        """
-        params = params or BM25Params()
-        counts = counts.first_seen_order()
-        rows, terms = counts.matrix, counts.terms
-        n_docs, n_terms = rows.shape
-        tf = rows.tocsc()
-        tf.sort_indices()
-        # Integer sums, so any order gives the same lengths; one pass instead of a cumsum over every entry.
-        doc_lengths = np.asarray(rows.sum(axis=1), dtype=np.int64).reshape(n_docs)
-        total = int(doc_lengths.sum())
-        avgdl = total / n_docs if n_docs else 0.0
-        df = np.diff(tf.indptr)
-        idf, average_idf = _okapi_idf(df, n_docs, params.epsilon)
-
-        data = tf.data.astype(np.float64)
-        if len(data):
-            k1, b = params.k1, params.b
-            # Same expression and evaluation order as rank_bm25.BM25Okapi.get_scores:
-            # idf * (tf * (k1 + 1) / (tf + norm)), computed in place (20M entries at 100k chunks: each
-            # temporary cost a fresh 160 MB array); + and * are commutative in IEEE 754, so the result
-            # is the same bit for bit.
-            norm = k1 * (1 - b + b * doc_lengths.astype(np.float64) / avgdl)
-            denominator = norm[tf.indices]
-            np.add(data, denominator, out=denominator)
-            np.multiply(data, k1 + 1, out=data)
-            np.divide(data, denominator, out=data)
-            del denominator
-            np.multiply(np.repeat(idf, df), data, out=data)  # each entry's term's idf
-        # int32 indices whenever they fit: what scipy itself picks, so a memory-mapped load is not copied.
-        idx = np.int32 if max(tf.nnz, n_docs) < np.iinfo(np.int32).max else np.int64
-        weights = sp.csc_array(
-            (data, tf.indices.astype(idx, copy=False), tf.indptr.astype(idx, copy=False)),
-            shape=(n_docs, n_terms),
-        )
-        return cls(
-            vocab={term: col for col, term in enumerate(terms)},
-            weights=weights,
-            doc_lengths=doc_lengths,
-            idf=idf,
-            avgdl=avgdl,
-            average_idf=average_idf,
-            params=params,
-            analyzer=analyzer,
+    def __repr__(self) -> str:
+        return (
+            f"BM25Index(n_docs={self.n_docs}, n_rows={self.n_rows}, n_terms={self.n_terms}, "
+            f"delta_rows={self.delta.n_rows}, tombstones={len(self.delta.dead)})"
         )
 
+    @cached_property
+    def live(self) -> np.ndarray:
+        """Which rows are live (read-only)."""
+        live = np.ones(self.n_rows, dtype=bool)
+        live[self.delta.dead] = False
+        live.setflags(write=False)
+        return live
+
+    @property
+    def tie_keys(self) -> np.ndarray | None:
+        """Each row's position in the chunk table, which breaks exact ties (None: the row index is)."""
+        return self.delta.positions
+
+    # --- terms ---------------------------------------------------------------------------------------
+    def term_id(self, term: str) -> int | None:
+        """The term's id in this view, None when no live row contains it."""
+        tid = self.base.vocab.get(term)
+        if tid is None:
+            return self._new_vocab.get(term)
+        if self._base_df.get(tid, 1) == 0:
+            return None
+        return tid
+
+    def df(self, tid: int) -> int:
+        """How many live rows contain the term with this id."""
+        if tid < self.base.n_terms:
+            df = self._base_df.get(tid)
+            return int(self.base.df[tid]) if df is None else df
+        p = self.delta.postings.indptr
+        slot = self._delta_slot[tid]
+        return int(p[slot + 1] - p[slot])
+
+    def idf(self, tid: int) -> float:
+        """rank_bm25's idf of a live term, the negative ones floored to `epsilon * average_idf`."""
+        idf = _raw_idf(self.df(tid), self.n_docs)
+        return self.params.epsilon * self.average_idf if idf < 0 else idf
+
+    def term_idf(self, term: str) -> float | None:
+        tid = self.term_id(term)
+        return None if tid is None else self.idf(tid)
+
+    def _postings(self, tid: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(view rows ascending, tf) of a term in the base, then in the delta; tombstones included."""
+        out = []
+        if tid < self.base.n_terms:
+            p = self.base.postings
+            lo, hi = int(p.indptr[tid]), int(p.indptr[tid + 1])
+            if hi > lo:
+                out.append((p.rows[lo:hi], p.tf[lo:hi]))
+        slot = self._delta_slot.get(tid)
+        if slot is not None:
+            p = self.delta.postings
+            lo, hi = int(p.indptr[slot]), int(p.indptr[slot + 1])
+            out.append((self._delta_rows[lo:hi], p.tf[lo:hi]))
+        return out
+
+    def _weights(self, rows: np.ndarray, tf: np.ndarray, idf: float) -> np.ndarray:
+        """idf * (tf * (k1 + 1) / (tf + norm)) per posting, computed in place in rank_bm25's order (+ and *
+        commute in IEEE 754: the same bits as its get_scores)."""
+        data = tf.astype(np.float64)
+        denominator = self.norm[rows]
+        np.add(data, denominator, out=denominator)
+        np.multiply(data, self.params.k1 + 1, out=data)
+        np.divide(data, denominator, out=data)
+        np.multiply(idf, data, out=data)
+        return data
+
+    # --- scoring -------------------------------------------------------------------------------------
     def scores(
         self, query_tokens: Sequence[str], term_weights: Mapping[str, float] | None = None
     ) -> np.ndarray:
-        """BM25 score of every doc (float64, length n_docs); unknown tokens contribute nothing.
+        """BM25 score of every row (float64, length n_rows; 0 for a tombstone); unknown tokens add nothing.
 
         `term_weights` multiplies a token's contribution (default 1.0), e.g. to down-weight bigrams.
         """
-        out = np.zeros(self.n_docs, dtype=np.float64)
-        indptr, indices, data = self.weights.indptr, self.weights.indices, self.weights.data
-        vocab = self.vocab
+        out = np.zeros(self.n_rows, dtype=np.float64)
         for tok in query_tokens:  # in order, with repeats: rank_bm25's summation order
-            col = vocab.get(tok)
-            if col is None:
+            tid = self.term_id(tok)
+            if tid is None:
                 continue
-            lo, hi = indptr[col], indptr[col + 1]
-            rows = indices[lo:hi]  # unique within a column, so fancy-index += is safe
-            if term_weights is None or (w := term_weights.get(tok, 1.0)) == 1.0:
-                out[rows] += data[lo:hi]
-            else:
-                out[rows] += w * data[lo:hi]
+            idf = self.idf(tid)
+            w = 1.0 if term_weights is None else term_weights.get(tok, 1.0)
+            for rows, tf in self._postings(tid):  # a row is in one segment: one addition per token
+                data = self._weights(rows, tf, idf)
+                if w != 1.0:
+                    np.multiply(w, data, out=data)
+                out[rows] += data  # unique within a posting list, so fancy-index += is safe
+        if len(self.delta.dead):
+            out[self.delta.dead] = 0.0
         return out
 
     def top_k(
@@ -180,10 +645,10 @@ class BM25Index:
         allowed: np.ndarray | None = None,
         term_weights: Mapping[str, float] | None = None,
     ) -> list[tuple[int, float]]:
-        """The k best (doc, score) with score > 0, best first, ties by doc index ascending.
+        """The k best (row, score) with score > 0, best first, exact ties by position in the chunk table.
 
-        `allowed` (bool mask over docs) filters candidates before the cut, so a filter never
-        leaves fewer than k results when k allowed docs match.
+        `allowed` (bool mask over rows) filters candidates before the cut, so a filter never
+        leaves fewer than k results when k allowed rows match.
         """
         if k <= 0 or self.n_docs == 0:
             return []
@@ -191,101 +656,45 @@ class BM25Index:
         mask = scores > 0
         if allowed is not None:
             allowed = np.asarray(allowed)
-            if allowed.dtype != np.bool_ or allowed.shape != (self.n_docs,):
-                raise ValueError(f"allowed must be a bool array of shape ({self.n_docs},)")
+            if allowed.dtype != np.bool_ or allowed.shape != (self.n_rows,):
+                raise ValueError(f"allowed must be a bool array of shape ({self.n_rows},)")
             mask &= allowed
-        cand = np.flatnonzero(mask)  # ascending doc index
+        cand = np.flatnonzero(mask)  # ascending row
         cand_scores = scores[cand]
         if len(cand) > k:
             kth = np.partition(cand_scores, len(cand) - k)[len(cand) - k]
-            keep = cand_scores >= kth  # may keep extra docs tied with the k-th; trimmed after sorting
+            keep = cand_scores >= kth  # may keep extra rows tied with the k-th; trimmed after sorting
             cand, cand_scores = cand[keep], cand_scores[keep]
-        order = np.lexsort((cand, -cand_scores))[:k]
+        ties = cand if self.tie_keys is None else self.tie_keys[cand]
+        order = np.lexsort((ties, -cand_scores))[:k]
         return [(int(cand[i]), float(cand_scores[i])) for i in order]
 
-    def save(self, directory: Path) -> None:
-        """Write the index into `directory`, each file fsync'd; the caller fsyncs the folder's entries and
-        swaps generations (`LexicalStore.write_generation`, with `hippo_resources.files.fsync_dir`).
+    def term_hits(self, rows: np.ndarray, term_ids: Sequence[int]) -> np.ndarray:
+        """How many of `term_ids` (repeats count) each of the live `rows` contains with a non-zero weight,
+        from the postings (sorted rows per term, both segments)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        out = np.zeros(len(rows), dtype=np.int64)
+        if not len(rows):
+            return out
+        for tid in term_ids:
+            idf = self.idf(int(tid))
+            for posting, tf in self._postings(int(tid)):
+                pos = np.searchsorted(posting, rows)
+                found = pos < len(posting)
+                pos_in = np.where(found, pos, 0)
+                found &= posting[pos_in] == rows
+                hit = np.flatnonzero(found)
+                if len(hit):
+                    weights = self._weights(rows[hit], tf[pos_in[hit]], idf)
+                    out[hit[weights != 0]] += 1
+        return out
 
-        A small `bm25.json`, the vocabulary in `bm25.vocab.json` (read only when `terms` are needed
-        without the index) and plain `.npy` arrays that `load` memory-maps instead of parsing.
-        """
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        terms = [""] * self.n_terms
-        for term, col in self.vocab.items():
-            terms[col] = term
-        meta = {
-            "format_version": FORMAT_VERSION,
-            "params": self.params.model_dump(),
-            "analyzer": self.analyzer,
-            "n_docs": self.n_docs,
-            "n_terms": self.n_terms,
-            "avgdl": self.avgdl,
-            "average_idf": self.average_idf,
-        }
-        arrays = {
-            "indptr": self.weights.indptr,
-            "indices": self.weights.indices,
-            "data": self.weights.data,
-            "doc_lengths": self.doc_lengths,
-            "idf": self.idf,
-        }
-        for name, arr in arrays.items():
-            with open(directory / f"bm25.{name}.npy", "wb") as fh:
-                np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
-                fh.flush()
-                os.fsync(fh.fileno())
-        _write_json(directory / VOCAB_FILE, terms)
-        _write_json(directory / META_FILE, meta)  # last: its presence says the rest is there
 
-    @staticmethod
-    def read_meta(directory: Path) -> dict[str, Any]:
-        """The small header of a saved index (params, analyzer, sizes); ValueError if unknown format."""
-        with open(Path(directory) / META_FILE, encoding="utf-8") as fh:
-            meta = json.load(fh)
-        if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
-            version = meta.get("format_version") if isinstance(meta, dict) else None
-            raise ValueError(f"unsupported BM25 index format: {version!r}")
-        return meta
-
-    @staticmethod
-    def read_terms(directory: Path) -> list[str]:
-        """The vocabulary of a saved index, column order."""
-        with open(Path(directory) / VOCAB_FILE, encoding="utf-8") as fh:
-            terms = json.load(fh)
-        if not isinstance(terms, list):
-            raise ValueError("bm25.vocab.json is not a list")
-        return terms
-
-    @classmethod
-    def load(cls, directory: Path, *, mmap: bool = True) -> BM25Index:
-        """Read an index written by `save`; the arrays are memory-mapped (read-only) by default, so
-        loading costs the vocabulary only and unused postings never enter memory."""
-        directory = Path(directory)
-        meta = cls.read_meta(directory)
-        mode = "r" if mmap else None
-        arr = {
-            name: np.load(directory / f"bm25.{name}.npy", mmap_mode=mode, allow_pickle=False)
-            for name in ("indptr", "indices", "data", "doc_lengths", "idf")
-        }
-        shape = (int(meta["n_docs"]), int(meta["n_terms"]))
-        if len(arr["indptr"]) != shape[1] + 1 or len(arr["doc_lengths"]) != shape[0]:
-            raise ValueError("the BM25 arrays and bm25.json disagree on the index shape")
-        weights = sp.csc_array((arr["data"], arr["indices"], arr["indptr"]), shape=shape, copy=False)
-        terms = cls.read_terms(directory)
-        if len(terms) != shape[1]:
-            raise ValueError("bm25.vocab.json and bm25.json disagree on the number of terms")
-        return cls(
-            vocab={term: col for col, term in enumerate(terms)},
-            weights=weights,
-            doc_lengths=arr["doc_lengths"],
-            idf=arr["idf"],
-            avgdl=float(meta["avgdl"]),
-            average_idf=float(meta["average_idf"]),
-            params=BM25Params.model_validate(meta["params"]),
-            analyzer=meta.get("analyzer", ""),
-        )
+def _save_npy(path: Path, arr: np.ndarray) -> None:
+    with open(path, "wb") as fh:
+        np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
+        fh.flush()
+        os.fsync(fh.fileno())
 
 
 def _write_json(path: Path, obj: Any) -> None:
@@ -295,130 +704,41 @@ def _write_json(path: Path, obj: Any) -> None:
         os.fsync(fh.fileno())
 
 
-def _okapi_idf(df: np.ndarray, n_docs: int, epsilon: float) -> tuple[np.ndarray, float]:
-    """rank_bm25's idf: math.log (np.log may differ in the last bit), one per distinct df, and a
-    left-to-right running sum in column order (np.cumsum is sequential; np.sum is pairwise)."""
-    if not len(df):
-        return np.zeros(0, dtype=np.float64), 0.0
-    values, inverse = np.unique(df, return_inverse=True)
-    per_df = np.array(
-        [math.log(n_docs - n + 0.5) - math.log(n + 0.5) for n in values.tolist()], dtype=np.float64
+def _read_meta(path: Path) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as fh:
+        meta = json.load(fh)
+    if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
+        version = meta.get("format_version") if isinstance(meta, dict) else None
+        raise ValueError(f"unsupported BM25 index format: {version!r}")
+    return meta
+
+
+def _take_rows(parts: Sequence[sp.csr_array], source: np.ndarray, n_cols: int) -> sp.csr_array:
+    """Rows of `parts` stacked in order, taken in the order `source` gives (row i of the result is stacked
+    row `source[i]`), each row's entries as they are. Copied run by run: an edit keeps almost every row
+    where it was, so a 100k-row update is a few slice copies instead of scipy's `vstack` and row indexing
+    (1.5 s at 20M entries)."""
+    starts = np.cumsum([0, *(p.shape[0] for p in parts)])
+    lengths = (
+        np.concatenate([np.diff(p.indptr) for p in parts]).astype(np.int64)
+        if parts
+        else np.zeros(0, np.int64)
     )
-    idf = per_df[inverse.reshape(-1)]
-    average_idf = float(np.cumsum(idf)[-1]) / len(df)
-    idf[idf < 0] = epsilon * average_idf
-    return idf, average_idf
-
-
-class TermCounts:
-    """Docs × terms occurrence counts (CSR, int32) and the term of each column.
-
-    The unit of incremental indexing: rows of unchanged docs are copied from the previous
-    generation's counts, only new or changed docs are tokenized.
-    """
-
-    def __init__(self, terms: list[str], matrix: sp.csr_array, *, ordered: bool = False) -> None:
-        if matrix.shape[1] != len(terms):
-            raise ValueError("TermCounts: one term per column")
-        self.terms = terms
-        self.matrix = matrix
-        self.ordered = ordered  # columns known to be in first-seen order already
-
-    def first_seen_order(self) -> TermCounts:
-        """The same counts with columns in first-seen order (doc by doc, then first occurrence):
-        `build`'s vocabulary order, which rank_bm25's idf sum runs in."""
-        if self.ordered:
-            return self
-        rows = self.matrix
-        n_terms = rows.shape[1]
-        nnz = len(rows.indices)
-        first = np.full(n_terms, nnz, dtype=np.int64)  # position of each term's first entry, row-major
-        np.minimum.at(first, rows.indices, np.arange(nnz, dtype=np.int64))  # O(nnz); np.unique sorts
-        if n_terms and first.max() == nnz:
-            raise ValueError("every term must occur in at least one doc (prune the counts first)")
-        order = np.argsort(first, kind="stable")  # order[new column] = old column
-        new_of_old = np.empty(n_terms, dtype=rows.indices.dtype)
-        new_of_old[order] = np.arange(n_terms, dtype=rows.indices.dtype)
-        matrix = sp.csr_array((rows.data, new_of_old[rows.indices], rows.indptr), shape=rows.shape)
-        return TermCounts([self.terms[i] for i in order.tolist()], matrix, ordered=True)
-
-    @property
-    def n_docs(self) -> int:
-        return int(self.matrix.shape[0])
-
-    @classmethod
-    def from_tokens(cls, corpus_tokens: Sequence[Sequence[str]]) -> TermCounts:
-        vocab: dict[str, int] = {}
-        matrix = _count_rows(corpus_tokens, vocab)
-        return cls(list(vocab), matrix)
-
-    def update(self, keep: np.ndarray, new_tokens: Sequence[Sequence[str]]) -> TermCounts:
-        """The counts of a new doc list, row by row: `keep[i] >= 0` copies this object's row
-        `keep[i]`; `keep[i] == -1` takes the next list of `new_tokens`, in order. Terms that no
-        doc contains any more are dropped, so the result equals `from_tokens` up to column order.
-        """
-        keep = np.asarray(keep, dtype=np.int64)
-        fresh = np.flatnonzero(keep < 0)
-        if len(fresh) != len(new_tokens):
-            raise ValueError(f"{len(fresh)} new rows but {len(new_tokens)} token lists")
-        if len(keep) and keep.max(initial=-1) >= self.n_docs:
-            raise ValueError("keep refers to a row that does not exist")
-        vocab = {term: col for col, term in enumerate(self.terms)}
-        added = _count_rows(new_tokens, vocab)  # extends vocab with unseen terms
-        n_terms = len(vocab)
-        source = keep.copy()
-        source[fresh] = self.n_docs + np.arange(len(fresh))
-        matrix = _take_rows(self.matrix, added, source, n_terms)
-        terms = list(vocab)
-        df = np.bincount(matrix.indices, minlength=n_terms)
-        alive = df > 0
-        if not alive.all():
-            new_col = np.cumsum(alive) - 1
-            matrix = sp.csr_array(
-                (matrix.data, new_col[matrix.indices].astype(matrix.indices.dtype), matrix.indptr),
-                shape=(matrix.shape[0], int(alive.sum())),
-            )
-            terms = [t for t, a in zip(terms, alive.tolist(), strict=True) if a]
-        return TermCounts(terms, matrix)
-
-    def save(self, path: Path) -> None:
-        """The count matrix as an uncompressed npz (terms are the index's vocabulary, saved there)."""
-        m = self.matrix
-        if max(m.nnz, m.shape[1]) < np.iinfo(np.int32).max:  # int32 indices: a third less to write and read
-            m = sp.csr_array(
-                (m.data, m.indices.astype(np.int32, copy=False), m.indptr.astype(np.int32, copy=False)),
-                shape=m.shape,
-            )
-        with open(path, "wb") as fh:
-            sp.save_npz(fh, m, compressed=False)
-            fh.flush()
-            os.fsync(fh.fileno())
-
-    @classmethod
-    def load(cls, path: Path, terms: list[str]) -> TermCounts:
-        return cls(terms, sp.csr_array(sp.load_npz(path)))
-
-
-def _take_rows(first: sp.csr_array, second: sp.csr_array, source: np.ndarray, n_cols: int) -> sp.csr_array:
-    """Rows of `first` stacked on `second`, taken in the order `source` gives (row i of the result is
-    stacked row `source[i]`), each row's entries as they are. Copied run by run: an edit keeps almost
-    every row where it was, so a 100k-row update is a few slice copies instead of scipy's `vstack` and
-    row indexing (1.5 s at 20M entries)."""
-    n_first = first.shape[0]
-    lengths = np.concatenate([np.diff(first.indptr), np.diff(second.indptr)]).astype(np.int64)
     indptr = np.zeros(len(source) + 1, dtype=np.int64)
     np.cumsum(lengths[source], out=indptr[1:])
     nnz = int(indptr[-1])
-    idx = np.int32 if max(nnz, n_cols) < np.iinfo(np.int32).max else np.int64
-    data = np.empty(nnz, dtype=np.result_type(first.data, second.data))
+    idx = _index_dtype(max(nnz, n_cols))
+    dtypes = [p.data.dtype for p in parts] or [np.int32]
+    data = np.empty(nnz, dtype=np.result_type(*dtypes))
     indices = np.empty(nnz, dtype=idx)
-    # a run: consecutive result rows from consecutive rows of one of the two matrices
-    breaks = np.flatnonzero((np.diff(source) != 1) | (source[1:] == n_first)) + 1
+    part_of = np.searchsorted(starts, source, side="right") - 1
+    # a run: consecutive result rows from consecutive rows of one part
+    breaks = np.flatnonzero((np.diff(source) != 1) | (np.diff(part_of) != 0)) + 1
     bounds = np.concatenate([[0], breaks, [len(source)]]).tolist() if len(source) else [0]
-    src = source.tolist()
+    src, owner = source.tolist(), part_of.tolist()
     for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        row = src[lo]
-        matrix, row = (first, row) if row < n_first else (second, row - n_first)
+        k = owner[lo]
+        matrix, row = parts[k], src[lo] - int(starts[k])
         a, b = int(matrix.indptr[row]), int(matrix.indptr[row + hi - lo])
         out = slice(int(indptr[lo]), int(indptr[hi]))
         data[out] = matrix.data[a:b]
@@ -426,27 +746,32 @@ def _take_rows(first: sp.csr_array, second: sp.csr_array, source: np.ndarray, n_
     return sp.csr_array((data, indices, indptr.astype(idx)), shape=(len(source), n_cols))
 
 
-def _count_rows(corpus_tokens: Sequence[Sequence[str]], vocab: dict[str, int]) -> sp.csr_array:
-    """Occurrence counts of tokenized docs as CSR rows, adding unseen terms to `vocab` in order.
-
-    Within a row, terms stay in the order of their first occurrence in the doc (CSR allows unsorted
-    rows): `BM25Index.from_counts` recovers the first-seen vocabulary order from it.
-    """
+def _count_rows(
+    corpus_tokens: Sequence[Sequence[str]], vocab: dict[str, int], fixed: Mapping[str, int]
+) -> sp.csr_array:
+    """Occurrence counts of tokenized docs as CSR rows (columns ascending within a row). A token's column
+    is its id in `fixed` (a shared vocabulary, not extended) or in `vocab`, which unseen terms extend
+    with the next id after both."""
     n_docs = len(corpus_tokens)
+    offset = len(fixed)
     setdefault = vocab.setdefault
     lengths = np.fromiter((len(doc) for doc in corpus_tokens), dtype=np.int64, count=n_docs)
-    cols = np.fromiter(
-        (setdefault(tok, len(vocab)) for doc in corpus_tokens for tok in doc),
-        dtype=np.int64,
-        count=int(lengths.sum()),
-    )
+    if fixed:
+        get = fixed.get
+        ids = (
+            c if (c := get(tok)) is not None else setdefault(tok, offset + len(vocab))
+            for doc in corpus_tokens
+            for tok in doc
+        )
+    else:
+        ids = (setdefault(tok, len(vocab)) for doc in corpus_tokens for tok in doc)
+    cols = np.fromiter(ids, dtype=np.int64, count=int(lengths.sum()))
     rows = np.repeat(np.arange(n_docs, dtype=np.int64), lengths)
-    n_terms = max(len(vocab), 1)
-    pair, first, count = np.unique(rows * n_terms + cols, return_index=True, return_counts=True)
-    by_first = np.argsort(first, kind="stable")  # row-major (rows ascend with position), first occurrence
-    pair, count = pair[by_first], count[by_first]
+    n_terms = max(offset + len(vocab), 1)
+    pair, count = np.unique(rows * n_terms + cols, return_counts=True)  # row-major, columns ascending
     indptr = np.zeros(n_docs + 1, dtype=np.int64)
     np.cumsum(np.bincount(pair // n_terms, minlength=n_docs), out=indptr[1:])
     return sp.csr_array(
-        (count.astype(np.int32), (pair % n_terms).astype(np.int32), indptr), shape=(n_docs, len(vocab))
+        (count.astype(np.int32), (pair % n_terms).astype(np.int32), indptr),
+        shape=(n_docs, offset + len(vocab)),
     )

@@ -1,11 +1,21 @@
-"""BM25 index generations on disk, switched in atomically through a manifest.
+"""BM25 generations on disk: an immutable base segment plus a small delta, switched in through a manifest.
 
-A generation is a folder holding the BM25 matrix and the chunk table it was built from. `CURRENT.json`
-names the live generation; it is replaced with an fsync'd rename, so a reader never sees a half-written
-index, and a reader that loaded one generation keeps a consistent view until it reloads.
+    lexical/
+      CURRENT.json        names the live generation; replaced with an fsync'd rename, last
+      base-<time>/        a full build: postings, term counts, row identities and text keys, chunk table
+      gen-<time>/         a generation: the base it extends, the delta (rows added or changed since the
+                          base, tombstones, each row's table position) and the delta rows' chunk table
 
-A generation also keeps the term counts it was built from and a content key per row (`counts.npz`,
-`row_keys.npy`): the next build copies the rows of unchanged texts instead of tokenizing them again.
+An edit writes only a new `gen-*` folder (small: the delta is rewritten whole, so a view is always the base
+plus one delta); a compaction (no base yet, another analyzer or BM25 parameters, or a delta past the
+threshold) writes a new base first. Every file is fsync'd inside a hidden `.partial` folder that is
+renamed into place; `CURRENT.json` is switched last, so a crash at any point leaves the old generation
+live and whole, and a reader that loaded one generation keeps a consistent view until it reloads.
+A base is pruned once no kept generation refers to it.
+
+The chunk tables are uncompressed Arrow IPC: readers memory-map them (pyarrow), so texts stay in the page
+cache instead of a heap and nothing is decoded at load. Every reader of a generation (the librarian, the
+compiler's related pages, `eval.crash`, tests) opens it through `LexicalStore.view`.
 """
 
 from __future__ import annotations
@@ -14,56 +24,83 @@ import json
 import os
 import shutil
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.ipc as ipc
 from dagster import ConfigurableResource
 
-from hippo_core.bm25 import BM25Index, BM25Params, TermCounts
+from hippo_core.bm25 import Base, BM25Index, BM25Params, Delta, TermCounts
+from hippo_core.bm25_update import BaseRows, Generation, Update
 from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic
 
 MANIFEST = "CURRENT.json"
-CHUNK_TABLE = "chunks.parquet"
-CHUNK_TABLE_MAPPED = "chunks.arrow"
-"""The same table as uncompressed Arrow IPC: polars memory-maps it on read, so the texts stay in the
-page cache instead of the librarian's heap and nothing is decoded at load."""
-COUNTS_FILE = "counts.npz"
-ROW_KEYS_FILE = "row_keys.npy"
+CHUNK_TABLE = "chunks.arrow"
+ROW_IDS = "row_ids.npy"
+ROW_KEYS = "row_keys.npy"
 
 
-# The term counts this process last wrote, by generation folder (a generation is never changed once
-# written): the next build in the same process (`hippo watch`'s next pass) starts from them instead of
-# reading `counts.npz` again (about a second at 100k chunks).
-_WRITTEN: dict[Path, TermCounts] = {}
+class GenerationUnreadable(ValueError):
+    """A generation (or its base) is missing, of another format version, or damaged."""
 
 
-class PreviousCounts:
-    """What the next build reuses from a generation: row keys, params and analyzer at once; the term
-    counts (and the vocabulary they need) only when read, since a no-op run never needs them."""
+@dataclass(frozen=True)
+class BaseSegment:
+    """A base as readers hold it: its postings (memory-mapped) and its chunk table (mapped Arrow). Shared
+    by every generation over it: the librarian keeps it across reloads."""
 
-    def __init__(
-        self, folder: Path, row_keys: np.ndarray, params: BM25Params, analyzer: str, n_terms: int
-    ) -> None:
-        self.folder = folder
-        self.n_terms = n_terms
-        self.generation = folder.name
-        self.row_keys = row_keys
-        self.params = params
-        self.analyzer = analyzer
-        self._counts: TermCounts | None = None
+    name: str
+    base: Base
+    table: pa.Table
 
-    @property
-    def counts(self) -> TermCounts:
-        if self._counts is None:
-            counts = _WRITTEN.get(self.folder) or TermCounts.load(
-                self.folder / COUNTS_FILE, BM25Index.read_terms(self.folder)
-            )
-            if counts.n_docs != len(self.row_keys):
-                raise ValueError(f"{self.generation}: counts and row keys disagree")
-            self._counts = counts
-        return self._counts
+
+@dataclass(frozen=True)
+class LexicalView:
+    """One generation as readers see it: `index` rows are the base's then the delta's (`table()`, the same
+    order); tombstoned rows never score and are not in `live_table()`."""
+
+    generation: str
+    meta: dict[str, Any]
+    base: BaseSegment
+    delta: Delta
+    delta_table: pa.Table
+    index: BM25Index
+
+    def table(self) -> pl.DataFrame:
+        """Every row of the view, tombstones included, in index row order."""
+        frames = [_frame(self.base.table), _frame(self.delta_table)]
+        return pl.concat(frames, rechunk=False) if self.delta_table.num_rows else frames[0]
+
+    def live_table(self) -> pl.DataFrame:
+        """The generation's chunk table: live rows in table order (what was indexed)."""
+        table = self.table()
+        positions = self.index.tie_keys
+        if positions is None:
+            return table
+        live = np.flatnonzero(positions >= 0)
+        order = live[np.argsort(positions[live], kind="stable")]
+        return table[order]
+
+
+def _frame(table: pa.Table) -> pl.DataFrame:
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+def read_arrow(path: Path) -> pa.Table:
+    """An uncompressed Arrow IPC file memory-mapped (zero-copy): the buffers keep the map alive, so a
+    pruned generation stays readable (unlinked, still mapped) by whoever holds it."""
+    return ipc.open_file(pa.memory_map(str(path))).read_all()
+
+
+# What this process last wrote or read for the next build, with the identity of the files it came from:
+# `hippo watch`'s next pass starts from it instead of reading the base's identities and vocabulary again.
+_LAST: dict[Path, tuple[tuple[Any, ...], Generation]] = {}
 
 
 class LexicalStore(ConfigurableResource):
@@ -81,81 +118,189 @@ class LexicalStore(ConfigurableResource):
         except FileNotFoundError:
             return None
 
-    def write_generation(
-        self,
-        index: BM25Index,
-        table: pl.DataFrame,
-        meta: dict[str, Any],
-        counts: TermCounts | None = None,
-        row_keys: np.ndarray | None = None,
-    ) -> str:
-        """Write a new generation and make it live. Returns its name.
+    # --- readers ---------------------------------------------------------------------------------------
+    def open_base(self, name: str) -> BaseSegment:
+        folder = self.path / name
+        try:
+            base = Base.load(folder)
+            table = read_arrow(folder / CHUNK_TABLE)
+        except (OSError, KeyError, ValueError, pa.ArrowException) as exc:  # ValueError: another format
+            raise GenerationUnreadable(f"base {name}: {exc}") from exc
+        if table.num_rows != base.n_rows:
+            raise GenerationUnreadable(f"base {name}: its chunk table and postings disagree")
+        return BaseSegment(name, base, table)
 
-        `counts` (columns in the index's vocabulary order) and `row_keys` (one per row) let the next
-        build reuse this one's tokens; without them the next build tokenizes everything.
-        """
+    def view(self, generation: str | None = None, base: BaseSegment | None = None) -> LexicalView:
+        """A generation (default: the live one) as readers see it. Pass the `base` of a view already held
+        to reuse it when the generation extends the same base: only the delta is read."""
+        if generation is None:
+            manifest = self.manifest()
+            if manifest is None:
+                raise GenerationUnreadable("nothing is indexed yet")
+            generation = str(manifest["generation"])
+        folder = self.path / generation
+        try:
+            meta = Delta.read_meta(folder)
+            if base is None or base.name != meta["base"]:
+                base = self.open_base(str(meta["base"]))
+            delta = Delta.load(folder)
+            delta_table = read_arrow(folder / CHUNK_TABLE)
+            params = BM25Params.model_validate(meta["params"])
+        except (OSError, KeyError, ValueError, pa.ArrowException) as exc:  # ValueError: another format
+            raise GenerationUnreadable(f"generation {generation}: {exc}") from exc
+        if delta_table.num_rows != delta.n_rows:
+            raise GenerationUnreadable(f"generation {generation}: its chunk table and delta disagree")
+        index = BM25Index(base.base, delta, params, analyzer=str(meta.get("analyzer", "")))
+        return LexicalView(generation, meta, base, delta, delta_table, index)
+
+    # --- the writer ------------------------------------------------------------------------------------
+    def previous(self) -> Generation | None:
+        """The live generation as the next build reuses it (identities, keys, counts); None before the
+        first build, for another format version, or one that cannot be read (the caller then builds a base
+        from scratch)."""
+        manifest = self.manifest()
+        if manifest is None:
+            return None
+        folder = self.path / str(manifest["generation"])
+        try:
+            meta = Delta.read_meta(folder)
+            base_folder = self.path / str(meta["base"])
+            stamp = _stamp(folder, base_folder)
+            kept = _LAST.get(folder)
+            if kept is not None and kept[0] == stamp:
+                return kept[1]
+            generation = self._read_generation(folder, base_folder, meta)
+        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
+            return None
+        _LAST.clear()
+        _LAST[folder] = (stamp, generation)
+        return generation
+
+    def _read_generation(self, folder: Path, base_folder: Path, meta: dict[str, Any]) -> Generation:
+        base = Base.load(base_folder)
+        counts = TermCounts.load(base_folder, base.terms).matrix
+        ids = np.load(base_folder / ROW_IDS, allow_pickle=False)
+        keys = np.load(base_folder / ROW_KEYS, allow_pickle=False)
+        base_rows = BaseRows(base, counts, ids, keys, name=base_folder.name)
+        delta = Delta.load(folder)
+        delta_ids, delta_keys = Delta.read_extra(folder, ("ids", "keys"))
+        # the chunk tables must open and agree: a damaged one makes the next build start afresh
+        if read_arrow(base_folder / CHUNK_TABLE).num_rows != base.n_rows:
+            raise ValueError("base chunk table and postings disagree")
+        if read_arrow(folder / CHUNK_TABLE).num_rows != delta.n_rows:
+            raise ValueError("delta chunk table and postings disagree")
+        params = BM25Params.model_validate(meta["params"])
+        return Generation(base_rows, delta, delta_ids, delta_keys, params, str(meta.get("analyzer", "")))
+
+    def write(self, update: Update, table: pl.DataFrame, meta: dict[str, Any]) -> str:
+        """Write the update's generation (and its base when it is a new one) and make it live; returns its
+        name. `table` is the new chunk table (the rows the update's `rows` index)."""
         self.path.mkdir(parents=True, exist_ok=True)
-        ns = time.time_ns()  # one clock read, UTC: names sort in the order they were written
-        name = (
-            f"gen-{time.strftime('%Y%m%dT%H%M%S', time.gmtime(ns // 1_000_000_000))}-{ns % 1_000_000_000:09d}"
-        )
+        gen = update.generation
+        header = {"params": gen.params.model_dump(), "analyzer": gen.analyzer}
+        if update.compacted:
+            base_name = _fresh_name(self.path, "base")
+            tmp = self.path / f".{base_name}.partial"
+            tmp.mkdir()
+            base_rows = gen.base_rows
+            base_rows.base.save(tmp, header)
+            TermCounts(base_rows.base.terms, base_rows.counts).save(tmp)
+            for file, arr in ((ROW_IDS, base_rows.ids), (ROW_KEYS, base_rows.keys)):
+                np.save(tmp / file, arr, allow_pickle=False)
+                fsync_file(tmp / file)
+            _write_arrow(tmp / CHUNK_TABLE, table)
+            fsync_dir(tmp)
+            os.replace(tmp, self.path / base_name)
+            fsync_dir(self.path)
+            base_rows.name = base_name
+        else:
+            base_name = gen.base_rows.name
+            if base_name is None:
+                raise ValueError("a delta must extend a stored base")
+        name = _fresh_name(self.path, "gen")
         tmp = self.path / f".{name}.partial"
         tmp.mkdir()
-        index.save(tmp)
-        table.write_parquet(tmp / CHUNK_TABLE, compression="lz4")  # half zstd's time; the Arrow copy is read
-        fsync_file(tmp / CHUNK_TABLE)
-        table.write_ipc(tmp / CHUNK_TABLE_MAPPED, compression="uncompressed")
-        fsync_file(tmp / CHUNK_TABLE_MAPPED)
-        if counts is not None and row_keys is not None:
-            if counts.terms != list(index.vocab) or len(row_keys) != counts.n_docs:
-                raise ValueError("counts and row keys must match the index they were built into")
-            counts.save(tmp / COUNTS_FILE)
-            np.save(tmp / ROW_KEYS_FILE, row_keys)
-            fsync_file(tmp / ROW_KEYS_FILE)
+        index = gen.index
+        stats = {
+            "base": base_name,
+            "n_base": index.n_base,
+            "rows": index.n_docs,
+            "tombstones": gen.tombstones,
+            "total_length": int(index.doc_lengths[index.live].sum()),
+            "average_idf": index.average_idf,
+            "vocabulary": index.n_terms,
+        }
+        gen.delta.save(tmp, {**header, **stats}, extra={"ids": gen.delta_ids, "keys": gen.delta_keys})
+        # a compaction's delta is empty: its table keeps the schema
+        _write_arrow(tmp / CHUNK_TABLE, table.clear() if update.compacted else table[update.rows])
         fsync_dir(tmp)
         os.replace(tmp, self.path / name)
         fsync_dir(self.path)
-        _WRITTEN.clear()
-        if counts is not None and row_keys is not None:
-            _WRITTEN[self.path / name] = counts
-        manifest = {"generation": name, "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **meta}
+        _LAST.clear()
+        _LAST[self.path / name] = (_stamp(self.path / name, self.path / base_name), gen)
+        manifest = {
+            "generation": name,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "base": base_name,
+            "segment": "base" if update.compacted else "delta",
+            "delta_rows": gen.delta.n_rows,
+            "tombstones": gen.tombstones,
+            **meta,
+        }
         write_text_atomic(self.path / MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=2))
         self._prune(keep=name)
         return name
 
-    def load(self, generation: str) -> tuple[BM25Index, pl.DataFrame]:
-        folder = self.path / generation
-        return BM25Index.load(folder), self.load_table(generation)
-
-    def load_table(self, generation: str) -> pl.DataFrame:
-        """The generation's chunk table, memory-mapped when it has the Arrow copy (older ones do not)."""
-        folder = self.path / generation
-        if (folder / CHUNK_TABLE_MAPPED).is_file():
-            return pl.read_ipc(folder / CHUNK_TABLE_MAPPED)  # polars maps an uncompressed file
-        return pl.read_parquet(folder / CHUNK_TABLE)
-
-    def previous_counts(self) -> PreviousCounts | None:
-        """The live generation's row keys (and, lazily, counts); None before the first build, for a
-        generation written without them, or one that cannot be read (the caller then rebuilds)."""
-        manifest = self.manifest()
-        if manifest is None:
-            return None
-        folder = self.path / manifest["generation"]
-        try:
-            meta = BM25Index.read_meta(folder)
-            row_keys = np.load(folder / ROW_KEYS_FILE, allow_pickle=False)
-            params = BM25Params.model_validate(meta["params"])
-        except (OSError, ValueError, KeyError):
-            return None
-        if len(row_keys) != meta.get("n_docs") or not (folder / COUNTS_FILE).is_file():
-            return None
-        return PreviousCounts(folder, row_keys, params, meta.get("analyzer", ""), int(meta["n_terms"]))
-
     def _prune(self, keep: str) -> None:
-        """Keep the newest generations; a reader still holding an old one has it in memory already."""
+        """Keep the newest generations and the bases they extend; a reader still holding an older one has
+        it mapped already (unlinked files stay readable)."""
         gens = sorted(p for p in self.path.glob("gen-*") if p.is_dir())
-        for old in gens[: max(len(gens) - self.keep_generations, 0)]:
+        kept = gens[max(len(gens) - self.keep_generations, 0) :]
+        for old in gens[: len(gens) - len(kept)]:
             if old.name != keep:
                 shutil.rmtree(old, ignore_errors=True)
-        for partial in self.path.glob(".gen-*.partial"):
+        used = set()
+        for folder in kept:
+            try:
+                used.add(str(Delta.read_meta(folder)["base"]))
+            except (OSError, ValueError, KeyError):
+                continue
+        for base in self.path.glob("base-*"):
+            if base.is_dir() and base.name not in used:
+                shutil.rmtree(base, ignore_errors=True)
+        for partial in self.path.glob(".*.partial"):
             shutil.rmtree(partial, ignore_errors=True)
+
+
+def _fresh_name(root: Path, prefix: str) -> str:
+    """A folder name from one UTC clock read: names sort in the order they were written."""
+    ns = time.time_ns()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(ns // 1_000_000_000))
+    return f"{prefix}-{stamp}-{ns % 1_000_000_000:09d}"
+
+
+def _write_arrow(path: Path, table: pl.DataFrame) -> None:
+    table.write_ipc(path, compression="uncompressed")
+    fsync_file(path)
+
+
+def _stamp(*folders: Path) -> tuple[Any, ...]:
+    """The identity (inode, size, mtime) of the files a generation is read from: equal, nothing replaced
+    or damaged them since this process last read or wrote them."""
+    out = []
+    for folder in folders:
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                st = entry.stat()
+                out.append((folder.name, entry.name, st.st_ino, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+__all__ = [
+    "BaseSegment",
+    "CHUNK_TABLE",
+    "GenerationUnreadable",
+    "LexicalStore",
+    "LexicalView",
+    "MANIFEST",
+]

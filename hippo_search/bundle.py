@@ -91,7 +91,7 @@ def record_feedback(engine: SearchEngine, query: str, anchor: str, useful: bool)
     """Store a usefulness judgement; the anchor must be one the index knows."""
     validate_query(query)
     snap = engine.snapshot()
-    if anchor not in {r["anchor"] for r in snap.rows}:
+    if anchor not in {snap.rows.value("anchor", i) for i in snap.row_of.values()}:  # live rows only
         raise ValueError(f"unknown anchor {anchor!r}: give an anchor returned by a search")
     if engine.ledger is None:
         raise ValueError("no ledger configured")

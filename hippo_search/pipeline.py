@@ -65,8 +65,9 @@ from hippo_resources import (
     VectorStore,
     build_resources,
 )
+from hippo_resources.lexical_store import GenerationUnreadable, LexicalView
 from hippo_search.envelope import SearchHit, SearchRequest, SearchResponse, Section
-from hippo_search.table import Masks, Rows, load_table, term_hits
+from hippo_search.table import Masks, Part, Rows
 
 Ranked = list[tuple[str, float]]
 """A lane's result: (chunk id, score) best first; BM25 scores for the lexical lane, cosine for the semantic."""
@@ -150,7 +151,11 @@ def engine_from_resources(
 
 @dataclass
 class Snapshot:
-    """One consistent view of the stores: a lexical generation and the chunk table it was built from."""
+    """One consistent view of the stores: a lexical generation and the chunk table it was built from.
+
+    Rows are the generation's base rows then its delta rows (`hippo_resources.lexical_store`); a
+    tombstoned row (deleted or changed since the base) is in no mask and not in `row_of`, so neither lane
+    returns it."""
 
     generation: str
     embed_model: str | None  # the embedder that made this generation's vectors (from its manifest)
@@ -158,13 +163,15 @@ class Snapshot:
     table: pl.DataFrame  # every column but the texts, which `rows` reads from the mapped file
     rows: Rows  # row views over `table`'s columns (hippo_search/table.py), not a dict per row
     ids: list[str]  # chunk id of each BM25 row
-    row_of: dict[str, int]
+    row_of: dict[str, int]  # chunk id → its live row
     masks: Masks  # filter masks per distinct filter
     collection: Any  # None when the vector store could not be opened (see vector_error)
     title_tokens: dict[str, list[str]]
     vector_error: str | None = None
     pending_vectors: int = 0  # chunks of this generation indexed by keyword only (the embedder was down)
     nav_paths: dict[str, bool] = field(default_factory=dict)
+    view: LexicalView | None = None  # the generation as the store gave it (its base is shared)
+    base_part: Part | None = None  # the base's rows, ids and row_of, kept for the next generation
 
     def navigation(self, row: int) -> bool:
         """Whether a row is on a generated navigation page; decided once per path, not per candidate."""
@@ -174,34 +181,54 @@ class Snapshot:
             nav = self.nav_paths[path] = is_navigation_page(path)
         return nav
 
+    def live_table(self) -> pl.DataFrame:
+        """`table` without the tombstoned rows."""
+        if self.index.n_docs == self.index.n_rows:
+            return self.table
+        return self.table.filter(pl.Series(self.index.live))
+
 
 def load_snapshot(
-    lexical_store: LexicalStore, vector_store: VectorStore, manifest: dict[str, Any]
+    lexical_store: LexicalStore,
+    vector_store: VectorStore,
+    manifest: dict[str, Any],
+    previous: Snapshot | None = None,
 ) -> Snapshot:
-    """Read one generation; refuses one built by another analyzer version (its tokens would not match)."""
+    """Read one generation; refuses one built by another analyzer version (its tokens would not match)
+    or written in another format. With the `previous` snapshot of a generation over the same base, only
+    the delta is read: the base's postings, table, rows and row_of are reused."""
     tokenizer_fp = manifest.get("tokenizer")
     if tokenizer_fp and tokenizer_fp != TokenizerConfig().fingerprint():
         raise NotIndexedError(
             "the index was built by another analyzer version: run `hippo run` to rebuild it"
         )
-    folder = lexical_store.path / manifest["generation"]
-    index, (table, texts) = BM25Index.load(folder), load_table(folder)
+    held = previous.view if previous is not None else None
+    try:
+        view = lexical_store.view(manifest["generation"], base=held.base if held is not None else None)
+    except GenerationUnreadable as exc:
+        raise NotIndexedError(f"the index cannot be read ({exc}): run `hippo run` to rebuild it") from exc
+    reused = previous is not None and held is not None and view.base is held.base
+    base_part = previous.base_part if reused and previous is not None else None
+    if base_part is None:
+        base_part = Part.of(view.base.table)
+    part = Part.stack(base_part, Part.of(view.delta_table), view.delta.dead)
+    live = view.index.live if view.index.n_docs != view.index.n_rows else None
     collection, vector_error = open_vectors(vector_store)
-    rows = Rows(table, texts)
-    ids = rows.column("chunk_id") if table.height else []
     return Snapshot(
         generation=manifest["generation"],
         embed_model=manifest.get("embed_model"),
-        index=index,
-        table=table,
-        rows=rows,
-        ids=ids,
-        row_of={cid: i for i, cid in enumerate(ids)},
-        masks=Masks(table),
+        index=view.index,
+        table=part.rows.table,
+        rows=part.rows,
+        ids=part.ids,
+        row_of=part.row_of,
+        masks=Masks(part.rows.table, live),
         collection=collection,
         title_tokens={},
         vector_error=vector_error,
         pending_vectors=int(manifest.get("pending_vectors") or 0),
+        view=view,
+        base_part=base_part,
     )
 
 
@@ -384,7 +411,7 @@ def _rank_sections(
     q_cols = [snap.index.vocab[t] for t in q_terms if t in snap.index.vocab]
     norm_query = normalize_query(query)
     cand_rows = np.array([snap.row_of[c.chunk_id] for c in candidates], dtype=np.int64)
-    hits_per_row = term_hits(snap.index, cand_rows, q_cols) if q_cols and q_terms else None
+    hits_per_row = snap.index.term_hits(cand_rows, q_cols) if q_cols and q_terms else None
     if params.title_boost:
         _tokenize_titles(snap, [snap.rows[int(i)] for i in cand_rows], tokenizer)
     best: dict[str, tuple[float, Candidate, Any, float]] = {}
@@ -520,7 +547,9 @@ class SearchEngine:
             raise NotIndexedError("nothing is indexed yet: run `hippo run` to build the index")
         with self._lock:
             if self._snapshot is None or self._snapshot.generation != manifest["generation"]:
-                self._snapshot = load_snapshot(self.lexical_store, self.vector_store, manifest)
+                self._snapshot = load_snapshot(
+                    self.lexical_store, self.vector_store, manifest, self._snapshot
+                )
             return self._snapshot
 
     def warm(self) -> None:
@@ -792,7 +821,8 @@ class SearchEngine:
             mismatch = embedder_mismatch(snap, self.embedder)
             if mismatch:
                 out["embedder_error"] = mismatch
-            out["documents"] = int(snap.table["path"].n_unique()) if snap.table.height else 0
+            live = snap.live_table()
+            out["documents"] = int(live["path"].n_unique()) if live.height else 0
             try:
                 out["vectors"] = int(snap.collection.count()) if snap.collection is not None else None
             except Exception as exc:  # noqa: BLE001 - as in a search: report it, do not fail
@@ -800,5 +830,5 @@ class SearchEngine:
             out["vector_error"] = snap.vector_error
             out["vector_status"] = manifest.get("status", "ok")
             out["pending_vectors"] = snap.pending_vectors
-            out["by_lane"] = dict(snap.table.group_by("lane").len().iter_rows()) if snap.table.height else {}
+            out["by_lane"] = dict(live.group_by("lane").len().iter_rows()) if live.height else {}
         return out

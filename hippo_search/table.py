@@ -5,40 +5,32 @@ librarian's memory at 100k chunks). `Rows` keeps the table in Arrow and only the
 ranking reads for every candidate as Python lists (repeated values such as statuses shared); a row is a
 read-only view, and a long field (the text) is fetched from Arrow for the few rows that are shown.
 
-`Masks` caches the filter masks (status, lanes, tool output, path prefix) per distinct filter, so a
-query does not compare 100k statuses again; `term_hits` answers "which of these rows contain this term"
-from the BM25 postings, without a row-major copy of the index.
+A generation is a base segment plus a delta (`hippo_resources.lexical_store`): `Part` holds one
+segment's table as the search reads it, and the librarian keeps the base's `Part` across generations
+that extend the same base, so a new generation costs its delta (`Part.stack`).
+
+`Masks` caches the filter masks (status, lanes, tool output, path prefix, and only live rows) per
+distinct filter, so a query does not compare 100k statuses again.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, overload
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
-import pyarrow.ipc as ipc
-
-from hippo_core.bm25 import BM25Index
-from hippo_resources.lexical_store import CHUNK_TABLE, CHUNK_TABLE_MAPPED
 
 MAPPED_ONLY = ("text",)
 """Columns left in the memory-mapped Arrow file (read for the shown hits only): the texts are most of
 the table, and `pl.read_ipc` copies them into memory (~2x the file's size in RSS)."""
 
 
-def load_table(folder: Path) -> tuple[pl.DataFrame, pa.ChunkedArray | None]:
-    """A generation's chunk table without its texts, and the texts as a memory-mapped Arrow column.
-
-    From the uncompressed Arrow copy, pyarrow maps the file (zero-copy) and only the other columns become
-    a polars frame; a generation without that copy is read from Parquet, texts included (None)."""
-    mapped = folder / CHUNK_TABLE_MAPPED
-    if not mapped.is_file():
-        return pl.read_parquet(folder / CHUNK_TABLE), None
-    # The buffers keep the map alive; a generation pruned meanwhile stays readable (unlinked, still mapped).
-    arrow = ipc.open_file(pa.memory_map(str(mapped))).read_all()
+def split_table(arrow: pa.Table) -> tuple[pl.DataFrame, pa.ChunkedArray | None]:
+    """A segment's chunk table (memory-mapped Arrow, `lexical_store.read_arrow`) without its texts as a
+    polars frame, and the texts as the mapped Arrow column, read for the shown hits only."""
     names = [n for n in arrow.column_names if n not in MAPPED_ONLY]
     frame = pl.from_arrow(arrow.select(names))
     assert isinstance(frame, pl.DataFrame)
@@ -102,6 +94,23 @@ class Rows(Sequence[RowView]):
                     values = [seen.setdefault(v, v) for v in values]
                 self._light[name] = values
 
+    @classmethod
+    def stack(cls, first: Rows, second: Rows) -> Rows:
+        """`first`'s rows then `second`'s, sharing their columns (lists concatenated, Arrow chunks chained):
+        a base's rows and a delta's, without converting the base's columns again."""
+        if first.columns != second.columns:
+            raise ValueError("rows of two tables with different columns")
+        rows = cls.__new__(cls)
+        rows.table = pl.concat([first.table, second.table], rechunk=False)
+        rows.texts = (
+            None
+            if first.texts is None or second.texts is None
+            else pa.chunked_array(first.texts.chunks + second.texts.chunks, type=first.texts.type)
+        )
+        rows.columns = first.columns
+        rows._light = {k: v + second._light[k] for k, v in first._light.items()}
+        return rows
+
     def value(self, key: str, i: int) -> Any:
         col = self._light.get(key)
         if col is not None:
@@ -144,8 +153,9 @@ class Masks:
 
     LIMIT = 64
 
-    def __init__(self, table: pl.DataFrame) -> None:
+    def __init__(self, table: pl.DataFrame, live: np.ndarray | None = None) -> None:
         self.table = table
+        self.live = live  # rows not tombstoned (None: all)
         self._cache: dict[tuple[Any, ...], np.ndarray] = {}
 
     def get(
@@ -179,25 +189,40 @@ class Masks:
         if prefix:
             prefix = prefix.rstrip("/")
             expr &= (pl.col("path") == prefix) | pl.col("path").str.starts_with(prefix + "/")
-        return t.select(expr.alias("m"))["m"].to_numpy().astype(bool, copy=True)
+        mask = t.select(expr.alias("m"))["m"].to_numpy().astype(bool, copy=True)
+        if self.live is not None:
+            mask &= self.live
+        return mask
 
 
-def term_hits(index: BM25Index, rows: np.ndarray, cols: Sequence[int]) -> np.ndarray:
-    """How many of `cols` (repeats count) each of `rows` contains with a non-zero weight, read from the
-    CSC postings (sorted row ids per term), as `weights.tocsr()[rows, cols].count_nonzero()` per row."""
-    out = np.zeros(len(rows), dtype=np.int64)
-    if not len(rows):
-        return out
-    w = index.weights
-    for c in cols:
-        lo, hi = int(w.indptr[c]), int(w.indptr[c + 1])
-        if hi == lo:
-            continue
-        posting = w.indices[lo:hi]
-        pos = np.searchsorted(posting, rows)
-        found = pos < len(posting)
-        pos_in = np.where(found, pos, 0)
-        found &= posting[pos_in] == rows
-        found &= w.data[lo + pos_in] != 0
-        out += found
-    return out
+@dataclass(frozen=True)
+class Part:
+    """One segment's chunk table as the search reads it: the rows, each row's chunk id, and the row of
+    each chunk id."""
+
+    rows: Rows
+    ids: list[str]
+    row_of: dict[str, int]
+
+    @classmethod
+    def of(cls, arrow: pa.Table) -> Part:
+        frame, texts = split_table(arrow)
+        rows = Rows(frame, texts)
+        ids = rows.column("chunk_id") if frame.height else []
+        return cls(rows, ids, {cid: i for i, cid in enumerate(ids)})
+
+    @classmethod
+    def stack(cls, base: Part, delta: Part, dead: np.ndarray) -> Part:
+        """The rows of a view: the base's then the delta's; `row_of` maps a chunk id to its live row only
+        (a tombstoned row shares its id with the delta row that replaced it, or has none left)."""
+        if not len(delta.ids) and not len(dead):
+            return base
+        n_base = len(base.ids)
+        row_of = dict(base.row_of)
+        for r in dead.tolist():
+            cid = base.ids[r]
+            if row_of.get(cid) == r:
+                del row_of[cid]
+        row_of.update((cid, n_base + j) for j, cid in enumerate(delta.ids))
+        rows = Rows.stack(base.rows, delta.rows) if len(delta.ids) else base.rows
+        return cls(rows, base.ids + delta.ids, row_of)

@@ -26,15 +26,19 @@ def related_pages(lexical_store: LexicalStore, query: str, k: int = 3) -> list[R
     manifest = lexical_store.manifest()
     if manifest is None or not query.strip():
         return []
-    index, table = lexical_store.load(manifest["generation"])
-    if table.height == 0:
+    view = lexical_store.view(manifest["generation"])
+    table = view.table()  # the index's rows, tombstones included (they never score)
+    if view.index.n_docs == 0:
         return []
-    mask = ((table["lane"] == "wiki") & (table["status"] == "canonical")).to_numpy()
+    live = view.index.live
+    mask = ((table["lane"] == "wiki") & (table["status"] == "canonical")).to_numpy() & live
     ids = table["chunk_id"].to_list()
-    row_of = {cid: i for i, cid in enumerate(ids)}
+    row_of = {cid: i for i, cid in enumerate(ids) if live[i]}
     out: list[RelatedPage] = []
     seen: set[str] = set()
-    for cid, _score in lexical_lane(index, ids, tokenizer().query_tokens(query[:2000]), k * 8, allowed=mask):
+    for cid, _score in lexical_lane(
+        view.index, ids, tokenizer().query_tokens(query[:2000]), k * 8, allowed=mask
+    ):
         row = table.row(row_of[cid], named=True)
         if row["path"] in seen:
             continue

@@ -30,7 +30,8 @@ from hippo_assets.index import GROUP
 from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
 from hippo_assets.ingest.assets import sources
 from hippo_core import chunking, documents, fingerprints, frontmatter, text_input, vault_layout
-from hippo_core.bm25 import BM25Index, BM25Params, TermCounts
+from hippo_core.bm25 import BM25Params
+from hippo_core.bm25_update import Generation
 from hippo_core.chunking import ChunkParams
 from hippo_core.documents import (
     Document,
@@ -827,16 +828,27 @@ def _ledger_vectors(ledger: pl.DataFrame, written: list[str], collection: Any) -
 class LexicalConfig(Config):
     k1: float = 1.5
     b: float = 0.75
+    compact_share: float = Field(
+        default=0.05,
+        ge=0.0,
+        description="Write a new base (compaction) when more than this share of the rows would be in the "
+        "delta or tombstoned (and more than compact_min_rows).",
+    )
+    compact_min_rows: int = Field(
+        default=2000, ge=0, description="A delta of up to this many rows and tombstones never compacts."
+    )
 
 
 @asset(
     group_name=GROUP,
-    kinds={"python", "parquet"},
+    kinds={"python", "arrow"},
     deps=[chunks, embeddings],
-    description="BM25 over kiwipiepy morphemes, Hangul bigrams and aliases, written as a new generation and "
-    "switched in atomically; it publishes the search generation, so it runs after the vectors are in place. "
-    "Only new or changed texts are tokenized: the others' term counts come from the live generation, and "
-    "an unchanged chunk table publishes nothing new.",
+    description="BM25 over kiwipiepy morphemes, Hangul bigrams and aliases, published as a new generation "
+    "and switched in atomically; it publishes the search generation, so it runs after the vectors are in "
+    "place. A generation is a base segment plus a delta: an edit writes only the rows changed since the "
+    "base (a changed row: any column, not only the text) and tombstones for the rows they replace; a new "
+    "base is written when the delta passes its threshold. Only new texts are tokenized, and an unchanged "
+    "chunk table publishes nothing new.",
 )
 def lexical_index(
     context: AssetExecutionContext,
@@ -845,84 +857,90 @@ def lexical_index(
     lexical_store: LexicalStore,
     embedder: Embedder,
 ) -> MaterializeResult:
+    started = time.monotonic()
     frame = chunk_store.chunks()
     tokenizer = Tokenizer(TokenizerConfig())
+    analyzer = tokenizer.fingerprint()
     params = BM25Params(k1=config.k1, b=config.b)
-    started = time.monotonic()
-    keys = _text_keys_of(frame)
+    ids = row_hashes(frame)  # a row's identity: every column, so a status change is a changed row
+    keys = _text_keys_of(frame, ids)
     table = frame.drop("index_text")
-    prev = lexical_store.previous_counts()
-    if prev is not None and (prev.analyzer != tokenizer.fingerprint() or prev.params != params):
-        prev = None  # another analyzer or other parameters: nothing can be reused
+    prev = lexical_store.previous()
+    reason = (
+        "no base"
+        if prev is None
+        else "another analyzer"
+        if prev.analyzer != analyzer
+        else "other BM25 parameters"
+        if prev.params != params
+        else None
+    )
     manifest = lexical_store.manifest() or {}
+    vectors = _vector_status(chunk_store)
     if (
         prev is not None
-        and np.array_equal(prev.row_keys, keys)
+        and reason is None
         and manifest.get("embed_model") == embedder.model_id
         # vectors that were waiting and are in place now (or the reverse) make a new generation
-        and all(manifest.get(k) == v for k, v in _vector_status(chunk_store).items())
-        and lexical_store.load_table(prev.generation).equals(table)
+        and all(manifest.get(k) == v for k, v in vectors.items())
+        and np.array_equal(prev.table_ids(), ids)
     ):
-        context.log.info(f"lexical index unchanged; generation {prev.generation} stays live")
+        context.log.info(f"lexical index unchanged; generation {manifest['generation']} stays live")
         return MaterializeResult(
             metadata={
-                "generation": prev.generation,
+                "generation": manifest["generation"],
                 "chunks": frame.height,
-                "vocabulary": prev.n_terms,
+                "vocabulary": prev.index.n_terms,
                 "tokenized": 0,
                 "reused": frame.height,
                 "unchanged": True,
                 "seconds": round(time.monotonic() - started, 2),
             }
         )
-    base = None  # the live generation's counts, rows of unchanged texts are copied from them
-    if prev is not None:
-        try:
-            base = prev.counts
-        except (OSError, ValueError) as exc:
-            context.log.warning(f"previous lexical counts unusable ({exc}); tokenizing everything")
-    key_list = keys.tolist()
-    if base is not None:
-        position = {key: row for row, key in enumerate(prev.row_keys.tolist())}
-        keep = np.fromiter((position.get(k, -1) for k in key_list), dtype=np.int64, count=len(keys))
+    tokenize_s = 0.0
+
+    def tokenize(rows: list[int]) -> list[list[str]]:
+        nonlocal tokenize_s
+        t0 = time.monotonic()
+        tokens = tokenizer.tokenize_many(lexical_texts(_rows_at(frame, rows)))
+        tokenize_s += time.monotonic() - t0
+        return tokens
+
+    if prev is None or reason == "another analyzer":
+        update = Generation.build(ids, keys, tokenize, params, analyzer)
     else:
-        keep = np.full(len(keys), -1, dtype=np.int64)
-    fresh = np.flatnonzero(keep < 0).tolist()
-    unique: dict[bytes, int] = {}  # a text repeated in several chunks is tokenized once
-    for i in fresh:
-        unique.setdefault(key_list[i], i)
-    t0 = time.monotonic()
-    texts = lexical_texts(_rows_at(frame, list(unique.values())))
-    tokenized = dict(zip(unique, tokenizer.tokenize_many(texts), strict=True))
-    tokenize_s = time.monotonic() - t0
-    new_tokens = [tokenized[key_list[i]] for i in fresh]
-    counts = base.update(keep, new_tokens) if base is not None else TermCounts.from_tokens(new_tokens)
-    counts = counts.first_seen_order()  # the index's vocabulary order, so they are saved side by side
-    index = BM25Index.from_counts(counts, params, analyzer=tokenizer.fingerprint())
-    generation = lexical_store.write_generation(
-        index,
+        limit = max(config.compact_min_rows, int(config.compact_share * frame.height))
+        update = prev.next(ids, keys, tokenize, -1 if reason else limit, params)
+        if update.compacted and reason is None:
+            reason = f"delta past {limit} rows"
+    generation = lexical_store.write(
+        update,
         table,
         {
             "chunks": frame.height,
-            "tokenizer": tokenizer.fingerprint(),
+            "tokenizer": analyzer,
             "embed_model": embedder.model_id,
-            "vocabulary": len(index.vocab),
+            "vocabulary": update.generation.index.n_terms,
             # `degraded` while chunks wait for vectors (the embedder was unreachable): searchable by keyword
-            **_vector_status(chunk_store),
+            **vectors,
         },
-        counts=counts,
-        row_keys=keys,
     )
+    segment = "base" if update.compacted else "delta"
     context.log.info(
-        f"lexical index generation {generation} is live ({frame.height} chunks, {len(unique)} tokenized)"
+        f"lexical index generation {generation} is live ({frame.height} chunks, {segment}"
+        f"{f': {reason}' if update.compacted else f' of {len(update.rows)} rows'}, {update.tokenized} tokenized)"
     )
     return MaterializeResult(
         metadata={
             "generation": generation,
             "chunks": frame.height,
-            "vocabulary": len(index.vocab),
-            "tokenized": len(unique),
-            "reused": frame.height - len(fresh),
+            "vocabulary": update.generation.index.n_terms,
+            "segment": segment,
+            "compaction": reason if update.compacted else None,
+            "delta_rows": update.generation.delta.n_rows,
+            "tombstones": update.generation.tombstones,
+            "tokenized": update.tokenized,
+            "reused": update.reused,
             "unchanged": False,
             "tokenize_seconds": round(tokenize_s, 2),
             "seconds": round(time.monotonic() - started, 2),
@@ -949,13 +967,13 @@ def lexical_texts(frame: pl.DataFrame) -> list[str]:
 
 
 _TEXT_KEYS: dict[bytes, bytes] = {}
-"""`text_keys` by a 128-bit hash of the chunk's (index_text, aliases), from this process's last run: in
+"""`text_keys` by row identity (a 128-bit hash of the whole chunk row), from this process's last run: in
 `hippo watch` only the edited chunks' texts are built and hashed again (1–2 s at 100k chunks)."""
 
 
-def _text_keys_of(frame: pl.DataFrame) -> np.ndarray:
+def _text_keys_of(frame: pl.DataFrame, ids: np.ndarray) -> np.ndarray:
     """`text_keys(lexical_texts(frame))`, the texts of rows seen on the last run not built again."""
-    hashes = row_hashes(frame.select("index_text", "aliases")).tolist()
+    hashes = ids.tolist()
     missing = [i for i, h in enumerate(hashes) if h not in _TEXT_KEYS]
     fresh = text_keys(lexical_texts(_rows_at(frame, missing))).tolist()
     found = dict(zip((hashes[i] for i in missing), fresh, strict=True))

@@ -11,7 +11,7 @@ import polars as pl
 from dagster import materialize
 
 from hippo_assets.index.assets import _ledger_from_store, lexical_texts, vault_documents
-from hippo_core.bm25 import BM25Index, BM25Params
+from hippo_core.bm25 import BM25Index
 from hippo_core.settings import HippoSettings
 from hippo_core.tokenize import Tokenizer
 from hippo_resources import LexicalStore, build_resources
@@ -134,47 +134,121 @@ def test_broken_frontmatter_is_indexed_and_reported_from_the_cache(settings: Hip
     assert [f["path"] for f in second["frontmatter_ignored"]] == ["20-wiki/data/odd.md"]
 
 
-def full_rebuild(settings: HippoSettings, generation: str) -> tuple[BM25Index, BM25Index]:
-    """The live generation and an index built from every chunk's tokens (the slow path)."""
-    store = LexicalStore(root=str(settings.lexical_dir))
-    index, _ = store.load(generation)
+def rebuild_scores(settings: HippoSettings, queries: list[str]) -> dict[str, dict[str, float]]:
+    """Per query, the score of every chunk id in the live generation and in an index rebuilt from every
+    chunk's tokens (the slow path); asserts they are equal bit for bit and the top 10 are the same."""
+    view = LexicalStore(root=str(settings.lexical_dir)).view()
     frame = pl.read_parquet(settings.chunks_dir / "chunks.parquet")
-    tokens = Tokenizer().tokenize_many(lexical_texts(frame))
-    return index, BM25Index.build(tokens, BM25Params(k1=index.params.k1, b=index.params.b))
+    assert view.live_table().equals(frame.drop("index_text"))  # the generation's table is the chunk table
+    rebuilt = BM25Index.build(Tokenizer().tokenize_many(lexical_texts(frame)), view.index.params)
+    ids = frame["chunk_id"].to_list()
+    view_ids = view.table()["chunk_id"].to_list()
+    live = view.index.live
+    view_row = {cid: i for i, cid in enumerate(view_ids) if live[i]}
+    rows = np.array([view_row[cid] for cid in ids])
+    tok = Tokenizer()
+    out = {}
+    for q in queries:
+        qt = tok.query_tokens(q)
+        got, want = view.index.scores(qt), rebuilt.scores(qt)
+        np.testing.assert_array_equal(got[rows], want, err_msg=q)
+        assert not got[~live].any()
+        assert [(view_ids[r], s) for r, s in view.index.top_k(qt, 10)] == [
+            (ids[r], s) for r, s in rebuilt.top_k(qt, 10)
+        ]
+        out[q] = dict(zip(ids, want.tolist(), strict=True))
+    return out
 
 
 QUERIES = ["형태소 분석", "dagster asset", "수면 습관 카페인", "durable object", "커피 낮잠", "worklog"]
 
 
-def test_lexical_index_tokenizes_only_changed_chunks_and_equals_a_rebuild(settings: HippoSettings) -> None:
+def lexical_paths(settings: HippoSettings, query: str, mode: str = "lexical") -> list[str]:
+    from hippo_search.envelope import SearchRequest
+    from hippo_search.pipeline import open_engine
+
+    request = SearchRequest(query=query, mode=mode, limit=20, include_navigation=True)
+    return [h.path for h in open_engine(settings, log=False).search(request, log=False).results]
+
+
+def test_an_edit_publishes_a_delta_and_search_equals_a_rebuild(settings: HippoSettings) -> None:
     first = run_graph(settings)
     assert first.success
     lex1 = meta(first, "lexical_index")
     assert lex1["tokenized"] == lex1["chunks"] and lex1["reused"] == 0
+    assert (lex1["segment"], lex1["compaction"], lex1["tombstones"]) == ("base", "no base", 0)
+    lexical = settings.lexical_dir
+    (base,) = sorted(p.name for p in lexical.glob("base-*"))
 
     second = run_graph(settings)  # no-op: the same generation stays live
     lex2 = meta(second, "lexical_index")
     assert lex2["unchanged"] is True and lex2["tokenized"] == 0 and lex2["generation"] == lex1["generation"]
 
+    # a one-note edit: a delta, no new base
     note = settings.vault / "20-wiki/data/dagster-assets.md"
     note.write_text(
         note.read_text(encoding="utf-8").replace("persistent object", "durable object"), encoding="utf-8"
     )
-    (settings.vault / "50-ops/worklog.md").unlink()
     third = run_graph(settings)
     assert third.success
     lex3 = meta(third, "lexical_index")
-    assert lex3["unchanged"] is False and lex3["generation"] != lex1["generation"]
-    assert 1 <= lex3["tokenized"] <= 3 and lex3["reused"] == lex3["chunks"] - lex3["tokenized"]
+    assert (lex3["unchanged"], lex3["segment"]) == (False, "delta") and lex3["generation"] != lex1[
+        "generation"
+    ]
+    assert 1 <= lex3["tokenized"] <= lex3["delta_rows"] and lex3["tombstones"] >= 1
+    assert lex3["reused"] == lex3["chunks"] - lex3["tokenized"]
+    assert sorted(p.name for p in lexical.glob("base-*")) == [base]
+    assert "20-wiki/data/dagster-assets.md" in lexical_paths(settings, "durable object")
+    rebuild_scores(settings, QUERIES)
 
-    index, rebuilt = full_rebuild(settings, lex3["generation"])
-    tok = Tokenizer()
-    assert index.n_docs == rebuilt.n_docs and set(index.vocab) == set(rebuilt.vocab)
-    assert "durable" in index.vocab
-    for q in QUERIES:
-        qt = tok.query_tokens(q)
-        np.testing.assert_array_equal(index.scores(qt), rebuilt.scores(qt), err_msg=q)
-        assert index.top_k(qt, 10) == rebuilt.top_k(qt, 10)
+    # a second edit replaces the delta: it holds both notes' changed rows, over the same base
+    morph = settings.vault / "20-wiki/data/morphology.md"
+    morph.write_text(morph.read_text(encoding="utf-8") + "\n\nA sentence about lemmatizers.\n", "utf-8")
+    fourth = run_graph(settings)
+    lex4 = meta(fourth, "lexical_index")
+    assert lex4["segment"] == "delta" and lex4["delta_rows"] > lex3["delta_rows"]
+    assert lex4["tombstones"] >= lex3["tombstones"] and lex4["tokenized"] >= 1
+    assert sorted(p.name for p in lexical.glob("base-*")) == [base]
+    rebuild_scores(settings, [*QUERIES, "lemmatizers"])
+
+    # a status-only change in frontmatter reaches search (archived is excluded); no text is tokenized
+    sleep = settings.vault / "20-wiki/health/sleep-hygiene.md"
+    assert "20-wiki/health/sleep-hygiene.md" in lexical_paths(settings, "수면 습관")
+    sleep.write_text(
+        sleep.read_text(encoding="utf-8").replace("status: canonical", "status: archived"), "utf-8"
+    )
+    fifth = run_graph(settings)
+    lex5 = meta(fifth, "lexical_index")
+    assert lex5["segment"] == "delta" and lex5["tokenized"] == 0
+    for mode in ("lexical", "hybrid", "semantic"):
+        assert "20-wiki/health/sleep-hygiene.md" not in lexical_paths(settings, "수면 습관", mode), mode
+
+    # a deleted note's chunks never come back from either lane
+    assert "50-ops/worklog.md" in lexical_paths(settings, "worklog")
+    (settings.vault / "50-ops/worklog.md").unlink()
+    sixth = run_graph(settings)
+    assert meta(sixth, "lexical_index")["segment"] == "delta"
+    for mode in ("lexical", "hybrid", "semantic"):
+        assert "50-ops/worklog.md" not in lexical_paths(settings, "worklog", mode), mode
+    rebuild_scores(settings, QUERIES)
+
+    # past the threshold: a new base (compaction), equal to a rebuild; the old base is pruned once no
+    # kept generation extends it
+    note.write_text(note.read_text(encoding="utf-8") + "\n\nCompaction paragraph.\n", "utf-8")
+    config = {"ops": {"lexical_index": {"config": {"compact_share": 0.0, "compact_min_rows": 0}}}}
+    seventh = run_graph(settings, run_config=config)
+    lex7 = meta(seventh, "lexical_index")
+    assert (lex7["segment"], lex7["delta_rows"], lex7["tombstones"]) == ("base", 0, 0)
+    assert lex7["compaction"] == "delta past 0 rows" and lex7["tokenized"] >= 1
+    assert lex7["reused"] == lex7["chunks"] - lex7["tokenized"]  # counts copied, not tokenized again
+    bases = sorted(p.name for p in lexical.glob("base-*"))
+    assert len(bases) == 2 and bases[0] == base  # kept generations still extend the first base
+    rebuild_scores(settings, [*QUERIES, "compaction"])
+    for _ in range(3):  # three more edits: the generations that extended the first base are pruned
+        note.write_text(note.read_text(encoding="utf-8") + "\nMore.\n", "utf-8")
+        assert meta(run_graph(settings), "lexical_index")["segment"] == "delta"
+    assert sorted(p.name for p in lexical.glob("base-*")) == bases[1:]
+    rebuild_scores(settings, QUERIES)
 
 
 def vector_rows(settings: HippoSettings) -> pl.DataFrame:

@@ -13,7 +13,7 @@ from dagster import DagsterInstance, build_asset_check_context, materialize
 from hippo_assets.definitions import ASSET_CHECKS, ASSETS
 from hippo_assets.index.assets import messages_have_vectors
 from hippo_core.settings import HippoSettings
-from hippo_resources import build_resources
+from hippo_resources import LexicalStore, build_resources
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
 from tests.memory.conftest import load, metadata
@@ -90,12 +90,9 @@ def test_planted_secrets_reach_no_store_and_no_result(memory_indexed: HippoSetti
     stores["chunk tables"] = "".join(
         frame_text(pl.read_parquet(f)) for f in (home / "chunks").glob("*.parquet")
     )
-    manifest = json.loads((home / "lexical" / "CURRENT.json").read_text())
-    stores["bm25 generation"] = frame_text(
-        pl.read_parquet(home / "lexical" / manifest["generation"] / "chunks.parquet")
-    )
-    stores["bm25 vocabulary"] = "".join(
-        p.read_bytes().decode("latin-1") for p in (home / "lexical" / manifest["generation"]).iterdir()
+    stores["bm25 generation"] = frame_text(LexicalStore(root=str(home / "lexical")).view().live_table())
+    stores["bm25 files"] = "".join(  # every segment: vocabularies, postings, chunk tables
+        p.read_bytes().decode("latin-1") for p in (home / "lexical").glob("**/*") if p.is_file()
     )
     collection = build_resources(memory_indexed)["vector_store"].collection()  # type: ignore[attr-defined]
     got = collection.get(include=["metadatas", "documents"])

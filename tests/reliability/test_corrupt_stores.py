@@ -41,8 +41,8 @@ def test_a_corrupt_chroma_folder_and_corrupt_parquet_are_rebuilt_from_the_vault(
     garble(settings.chroma_dir / "chroma.sqlite3")
     for table in ("documents.parquet", "chunks.parquet"):
         garble(settings.chunks_dir / table)
-    live = json.loads((settings.lexical_dir / "CURRENT.json").read_text())["generation"]
-    garble(settings.lexical_dir / live / "chunks.parquet")
+    live = json.loads((settings.lexical_dir / "CURRENT.json").read_text())
+    garble(settings.lexical_dir / live["base"] / "chunks.arrow")  # the live base's chunk table
 
     result = run_graph(settings, instance=DagsterInstance.ephemeral())
     assert result.success
@@ -55,6 +55,9 @@ def test_a_corrupt_chroma_folder_and_corrupt_parquet_are_rebuilt_from_the_vault(
     res = build_resources(settings)
     chunks = set(res.chunk_store.chunks()["chunk_id"].to_list())
     assert set(res.vector_store.existing()) == chunks
+    lexical = materialized(result)["lexical_index"]
+    assert lexical["segment"].value == "base" and lexical["compaction"].value == "no base"  # built afresh
+    assert lexical["tokenized"].value == lexical["chunks"].value
     response = open_engine(settings).search(SearchRequest(query="sleep"))
     assert response.status == "ok"
     assert {h.anchor for h in response.results} == expected

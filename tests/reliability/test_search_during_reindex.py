@@ -195,7 +195,7 @@ def test_32_concurrent_searches_during_a_full_reindex_get_no_error(
     tables = {}
     for generation, _ in answers:
         if generation not in tables:
-            tables[generation] = set(store.load(generation)[1]["chunk_id"].to_list())
+            tables[generation] = set(store.view(generation).live_table()["chunk_id"].to_list())
     assert len(tables) == 2  # the one before the run and the one it published
     mixed = [(g, ids) for g, ids in answers if not set(ids) <= tables[g]]
     assert not mixed, mixed[:3]

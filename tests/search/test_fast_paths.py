@@ -160,23 +160,27 @@ def test_semantic_lane_in_memory_filter_equals_chromas_filter(indexed_module: Hi
         assert [c for c, _ in fast] == [c for c, _ in slow], req
 
 
-def test_term_hits_equal_the_row_major_count() -> None:
-    from hippo_search.table import term_hits
+def test_term_hits_equal_a_count_of_non_zero_weights() -> None:
+    """Coverage from the postings counts what the row-major weight matrix it replaced counted: the terms
+    a row contains with a non-zero weight (rank_bm25's single-term scores are those weights)."""
+    from rank_bm25 import BM25Okapi
 
     rng = np.random.default_rng(3)
     vocab = [f"t{i}" for i in range(40)]
     docs = [list(rng.choice(vocab, size=int(rng.integers(0, 30)))) for _ in range(300)]
-    docs += [["half"], ["half"], ["x"], ["y"]]  # "half" in 2 of 4... idf exactly 0 in a 4-doc corpus
-    index = BM25Index.build(docs)
-    small = BM25Index.build([["half"], ["half", "z"], ["x"], ["y"]])
-    assert 0.0 in small.weights.data  # a stored zero weight: not counted, as count_nonzero did not
-    for idx in (index, small):
-        csr = idx.weights.tocsr()
+    docs += [["half"], ["half"], ["x"], ["y"]]
+    small_docs = [["half"], ["half", "z"], ["x"], ["y"]]  # "half" in 2 of 4 docs: idf exactly 0
+    for corpus in (docs, small_docs):
+        idx, ref = BM25Index.build(corpus), BM25Okapi(corpus)
+        terms = list(idx.vocab)
+        weight = {t: ref.get_scores([t]) for t in terms}
+        if corpus is small_docs:
+            assert (weight["half"] == 0).all()  # a zero weight: not counted
         for _ in range(30):
             rows = rng.integers(0, idx.n_docs, size=int(rng.integers(0, 40)))
-            cols = list(rng.integers(0, idx.n_terms, size=int(rng.integers(1, 6))))
-            want = [csr[int(r), cols].count_nonzero() for r in rows]
-            assert term_hits(idx, rows, cols).tolist() == want
+            picked = [terms[int(i)] for i in rng.integers(0, len(terms), size=int(rng.integers(1, 6)))]
+            want = [sum(int(weight[t][r] != 0) for t in picked) for r in rows]
+            assert idx.term_hits(rows, [idx.vocab[t] for t in picked]).tolist() == want
 
 
 def _per_term_pattern(terms: dict[str, float]) -> re.Pattern[str]:
