@@ -25,6 +25,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import threading
+from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
@@ -124,13 +126,15 @@ class TermCounts:
     """Docs × terms occurrence counts (CSR) and the term of each column: the unit of incremental indexing.
 
     Rows of unchanged texts are copied from the counts a generation keeps (`gather_counts`); only new or
-    changed texts go through the tokenizer."""
+    changed texts go through the tokenizer. A delta's counts name only the columns from `first` on (the
+    columns before are the base's terms, by id)."""
 
-    def __init__(self, terms: list[str], matrix: sp.csr_array) -> None:
-        if matrix.shape[1] != len(terms):
+    def __init__(self, terms: list[str], matrix: sp.csr_array, first: int = 0) -> None:
+        if matrix.shape[1] != first + len(terms):
             raise ValueError("TermCounts: one term per column")
         self.terms = terms
         self.matrix = matrix
+        self.first = first
 
     @property
     def n_docs(self) -> int:
@@ -163,21 +167,23 @@ class TermCounts:
 
 
 def gather_counts(
-    terms: list[str],
     vocab: Mapping[str, int],
+    fixed_terms: Sequence[str],
+    extra_terms: Sequence[str],
     parts: Sequence[sp.csr_array],
     source: np.ndarray,
     fresh_tokens: Sequence[Sequence[str]],
-    keep: int,
+    *,
+    full: bool,
 ) -> TermCounts:
     """The counts of a list of rows, each copied from `parts` or counted from tokens.
 
-    `terms` names the parts' columns (`vocab` maps a term to its column for the first `len(vocab)` of
-    them, without being copied: the base's vocabulary, shared). `source[i] >= 0` copies row `source[i]`
-    of the parts stacked in order; `-1` counts the next list of `fresh_tokens`, whose unseen terms extend
-    the columns. Columns from `keep` on that no row uses are dropped and the rest renumbered in order, so
-    a delta keeps the base's term ids (`keep` = the base's terms) and a full build (`keep` = 0) keeps
-    only terms some row contains."""
+    The parts' columns are `vocab`'s ids (0 .. len(vocab) - 1, the base's vocabulary, shared, never
+    copied; `fixed_terms` names them), then `extra_terms`. `source[i] >= 0` copies row `source[i]` of the
+    parts stacked in order; `-1` counts the next list of `fresh_tokens`, whose unseen terms extend the
+    columns. For a delta (`full=False`) the vocabulary's ids stay and the result names only the columns
+    past them (`TermCounts.first`); for a full build every column no row uses is dropped. Dropped columns
+    are renumbered away in order."""
     source = np.asarray(source, dtype=np.int64)
     fresh = np.flatnonzero(source < 0)
     if len(fresh) != len(fresh_tokens):
@@ -186,22 +192,24 @@ def gather_counts(
     if len(source) and source.max(initial=-1) >= n_parts:
         raise ValueError("source refers to a row that does not exist")
     fixed = len(vocab)
-    added = {t: fixed + i for i, t in enumerate(terms[fixed:])}  # terms past the shared vocabulary
-    counted = _count_rows(fresh_tokens, added, vocab)
-    all_terms = terms[:fixed] + list(added)
-    n_cols = len(all_terms)
+    added = {t: fixed + i for i, t in enumerate(extra_terms)}
+    counted = _count_rows(fresh_tokens, added, vocab)  # extends `added` with unseen terms
+    n_cols = fixed + len(added)
     rows = source.copy()
     rows[fresh] = n_parts + np.arange(len(fresh))
     matrix = _take_rows([*parts, counted], rows, n_cols)
-    used = np.ones(n_cols, dtype=bool)
-    used[keep:] = np.bincount(matrix.indices, minlength=n_cols)[keep:] > 0
+    first = 0 if full else fixed
+    names = [*fixed_terms, *added] if full else list(added)
+    used = np.bincount(matrix.indices, minlength=n_cols)[first:] > 0
     if not used.all():
-        new_col = (np.cumsum(used) - 1).astype(matrix.indices.dtype)
+        new_col = np.arange(n_cols, dtype=np.int64)
+        new_col[first:] = first + np.cumsum(used) - 1
         matrix = sp.csr_array(
-            (matrix.data, new_col[matrix.indices], matrix.indptr), shape=(matrix.shape[0], int(used.sum()))
+            (matrix.data, new_col[matrix.indices].astype(matrix.indices.dtype), matrix.indptr),
+            shape=(matrix.shape[0], first + int(used.sum())),
         )
-        all_terms = [t for t, u in zip(all_terms, used.tolist(), strict=True) if u]
-    return TermCounts(all_terms, matrix)
+        names = [t for t, u in zip(names, used.tolist(), strict=True) if u]
+    return TermCounts(names, matrix, first=first)
 
 
 def dead_term_counts(counts: sp.csr_array, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -227,7 +235,10 @@ class Base:
 
     @classmethod
     def from_counts(cls, counts: TermCounts) -> Base:
-        """A base of these rows; every term must occur in some row (`gather_counts` with keep=0 ensures it)."""
+        """A base of these rows; every term must occur in some row (`gather_counts` with full=True
+        ensures it)."""
+        if counts.first:
+            raise ValueError("a base names every column")
         base = cls(counts.terms, Postings.from_counts(counts.matrix))
         if len(base.df) and int(base.df.min()) == 0:
             raise ValueError("every term of a base must occur in one of its rows (prune the counts first)")
@@ -337,6 +348,8 @@ class Delta:
         positions: np.ndarray | None,
     ) -> Delta:
         """A delta of `counts` (columns: the base's term ids, then the terms new in the delta)."""
+        if counts.first != n_base_terms:
+            raise ValueError("a delta's counts keep the base's term ids")
         full = Postings.from_counts(counts.matrix)
         lengths = np.diff(full.indptr)
         slots = np.flatnonzero(lengths)  # terms some delta row contains
@@ -346,7 +359,7 @@ class Delta:
         return cls(
             postings,
             slots.astype(np.int64),
-            counts.terms[n_base_terms:],
+            counts.terms,
             np.asarray(dead, dtype=np.int64),
             np.asarray(dead_ids, dtype=np.int64),
             np.asarray(dead_counts, dtype=np.int64),
@@ -462,7 +475,15 @@ class BM25Index:
     """A view of a base and a delta, scored from term counts; immutable once built.
 
     Rows are the base's [0, n_base) then the delta's (`n_rows` in all); `n_docs` counts the live ones.
-    `vocab` maps each live term to a term id (for `term_hits`)."""
+    `vocab` maps each live term to a term id (for `term_hits`).
+
+    The weights of a term's base postings, once computed for a query, are kept for the next query that
+    has the term (least recently used first out, up to `cache_bytes`): the long posting lists of frequent
+    terms, which most queries share, then cost what precomputed weights cost. A view is replaced with its
+    generation, and its kept weights with it."""
+
+    cache_bytes = 64 << 20
+    cache_min_postings = 1024  # shorter lists cost less to compute than to keep
 
     def __init__(
         self,
@@ -523,6 +544,9 @@ class BM25Index:
             histogram[df] = histogram.get(df, 0) + 1
         self.n_terms = sum(histogram.values())
         self.average_idf = canonical_average_idf(histogram, self.n_docs)
+        self._kept: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._kept_bytes = 0
+        self._lock = threading.Lock()
         self.vocab: Mapping[str, int] = (
             base.vocab if not len(d.term_ids) and not len(d.dead) else _Vocabulary(self)
         )
@@ -588,20 +612,51 @@ class BM25Index:
         tid = self.term_id(term)
         return None if tid is None else self.idf(tid)
 
-    def _postings(self, tid: int) -> list[tuple[np.ndarray, np.ndarray]]:
-        """(view rows ascending, tf) of a term in the base, then in the delta; tombstones included."""
+    def _postings(self, tid: int) -> list[tuple[bool, np.ndarray, np.ndarray]]:
+        """(in the base, view rows ascending, tf) of a term in the base, then in the delta; tombstones
+        included."""
         out = []
         if tid < self.base.n_terms:
             p = self.base.postings
             lo, hi = int(p.indptr[tid]), int(p.indptr[tid + 1])
-            if hi > lo:
-                out.append((p.rows[lo:hi], p.tf[lo:hi]))
+            out.append((True, p.rows[lo:hi], p.tf[lo:hi]))
         slot = self._delta_slot.get(tid)
         if slot is not None:
             p = self.delta.postings
             lo, hi = int(p.indptr[slot]), int(p.indptr[slot + 1])
-            out.append((self._delta_rows[lo:hi], p.tf[lo:hi]))
+            out.append((False, self._delta_rows[lo:hi], p.tf[lo:hi]))
         return out
+
+    def _term_weights(self, tid: int, idf: float) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(rows, weights) of a term in the base then the delta; the base's kept for the next query (the
+        arrays are shared: read-only)."""
+        out = []
+        for in_base, rows, tf in self._postings(tid):
+            if not in_base or len(rows) < self.cache_min_postings:
+                out.append((rows, self._weights(rows, tf, idf)))
+                continue
+            with self._lock:
+                data = self._kept.get(tid)
+                if data is not None:
+                    self._kept.move_to_end(tid)
+            if data is None:
+                data = self._weights(rows, tf, idf)
+                data.setflags(write=False)
+                self._keep(tid, data)
+            out.append((rows, data))
+        return out
+
+    def _keep(self, tid: int, data: np.ndarray) -> None:
+        if data.nbytes > self.cache_bytes:
+            return
+        with self._lock:
+            if tid in self._kept:
+                return
+            self._kept[tid] = data
+            self._kept_bytes += data.nbytes
+            while self._kept_bytes > self.cache_bytes:
+                _, dropped = self._kept.popitem(last=False)
+                self._kept_bytes -= dropped.nbytes
 
     def _weights(self, rows: np.ndarray, tf: np.ndarray, idf: float) -> np.ndarray:
         """idf * (tf * (k1 + 1) / (tf + norm)) per posting, computed in place in rank_bm25's order (+ and *
@@ -629,11 +684,8 @@ class BM25Index:
                 continue
             idf = self.idf(tid)
             w = 1.0 if term_weights is None else term_weights.get(tok, 1.0)
-            for rows, tf in self._postings(tid):  # a row is in one segment: one addition per token
-                data = self._weights(rows, tf, idf)
-                if w != 1.0:
-                    np.multiply(w, data, out=data)
-                out[rows] += data  # unique within a posting list, so fancy-index += is safe
+            for rows, data in self._term_weights(tid, idf):  # a row is in one segment: one addition per token
+                out[rows] += data if w == 1.0 else w * data  # rows unique within a list: fancy += is safe
         if len(self.delta.dead):
             out[self.delta.dead] = 0.0
         return out
@@ -678,7 +730,7 @@ class BM25Index:
             return out
         for tid in term_ids:
             idf = self.idf(int(tid))
-            for posting, tf in self._postings(int(tid)):
+            for _, posting, tf in self._postings(int(tid)):
                 pos = np.searchsorted(posting, rows)
                 found = pos < len(posting)
                 pos_in = np.where(found, pos, 0)

@@ -43,8 +43,25 @@ class BaseRows:
         self.keys = keys
 
     @cached_property
-    def row_of_id(self) -> dict[bytes, int]:
-        return {h: i for i, h in enumerate(self.ids.tolist())}
+    def _by_id(self) -> tuple[np.ndarray, np.ndarray]:
+        order = np.argsort(self.ids, kind="stable")
+        return self.ids[order], order
+
+    def rows_of(self, ids: np.ndarray) -> np.ndarray:
+        """The base row of each identity, -1 for one the base does not hold; a base row is given once
+        (to the first of identical rows)."""
+        sorted_ids, order = self._by_id
+        if not len(sorted_ids):
+            return np.full(len(ids), -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+        rows = np.where(sorted_ids[pos] == ids, order[pos], -1).astype(np.int64)
+        found = np.flatnonzero(rows >= 0)
+        _, first = np.unique(rows[found], return_index=True)
+        if len(first) < len(found):  # identical rows: the later ones are new rows
+            again = np.ones(len(found), dtype=bool)
+            again[first] = False
+            rows[found[again]] = -1
+        return rows
 
     @cached_property
     def row_of_key(self) -> dict[bytes, int]:
@@ -114,7 +131,7 @@ class Generation:
     ) -> Update:
         """A first base: every text tokenized (once per distinct text)."""
         source = np.full(len(ids), -1, dtype=np.int64)
-        counts, tokenized = _counts([], {}, [], source, keys, tokenize, keep=0)
+        counts, tokenized = _counts({}, [], [], [], source, keys, tokenize, full=True)
         return _compacted(counts, ids, keys, params, analyzer, tokenized, reused=0)
 
     def next(
@@ -133,31 +150,24 @@ class Generation:
             max_changed = -1
         base_rows, base = self.base_rows, self.base_rows.base
         n_base = base.n_rows
-        row_of_id = base_rows.row_of_id
-        kept = np.full(len(ids), -1, dtype=np.int64)  # the base row each table row keeps
-        taken: set[int] = set()
-        for i, h in enumerate(ids.tolist()):
-            row = row_of_id.get(h)
-            if row is not None and row not in taken:  # identical rows: each base row kept once
-                kept[i] = row
-                taken.add(row)
+        kept = base_rows.rows_of(ids)  # the base row each table row keeps
         fresh_rows = np.flatnonzero(kept < 0)
         alive = np.zeros(n_base, dtype=bool)
         alive[kept[kept >= 0]] = True
         dead = np.flatnonzero(~alive)
         # counts are copied by text key: from the last delta first (its rows are in memory), then the base
         delta_of_key = {k: n_base + i for i, k in enumerate(self.delta_keys.tolist())}
-        terms = base.terms + self.delta.new_terms
+        vocab, extra = base.vocab, self.delta.new_terms
         parts = [base_rows.counts, self.delta.counts(base.n_terms)]
         if len(fresh_rows) + len(dead) > max_changed:
             source = _sources(keys, delta_of_key, base_rows.row_of_key)
-            counts, tokenized = _counts(terms, base.vocab, parts, source, keys, tokenize, keep=0)
+            counts, tokenized = _counts(vocab, base.terms, extra, parts, source, keys, tokenize, full=True)
             reused = int((source >= 0).sum())
             return _compacted(counts, ids, keys, params, self.analyzer, tokenized, reused)
         delta_keys = keys[fresh_rows]
         source = _sources(delta_keys, delta_of_key, base_rows.row_of_key)
         counts, tokenized = _counts(
-            terms, base.vocab, parts, source, delta_keys, tokenize, keep=base.n_terms, rows=fresh_rows
+            vocab, base.terms, extra, parts, source, delta_keys, tokenize, full=False, rows=fresh_rows
         )
         positions = np.full(n_base + len(fresh_rows), -1, dtype=np.int32)
         kept_at = np.flatnonzero(kept >= 0)
@@ -182,13 +192,14 @@ def _sources(keys: np.ndarray, delta_of_key: dict[bytes, int], base_of_key: dict
 
 
 def _counts(
-    terms: list[str],
     vocab: dict[str, int],
+    fixed_terms: list[str],
+    extra_terms: list[str],
     parts: list[sp.csr_array],
     source: np.ndarray,
     keys: np.ndarray,
     tokenize: Tokenize,
-    keep: int,
+    full: bool,
     rows: np.ndarray | None = None,
 ) -> tuple[TermCounts, int]:
     """`gather_counts` with the rows no part holds tokenized, each distinct text once. `rows` are the
@@ -200,7 +211,8 @@ def _counts(
         first.setdefault(k, i)
     table_rows = list(first.values()) if rows is None else rows[list(first.values())].tolist()
     tokens = dict(zip(first, tokenize(table_rows), strict=True))
-    counts = gather_counts(terms, vocab, parts, source, [tokens[k] for k in fresh_keys], keep)
+    fresh_tokens = [tokens[k] for k in fresh_keys]
+    counts = gather_counts(vocab, fixed_terms, extra_terms, parts, source, fresh_tokens, full=full)
     return counts, len(first)
 
 

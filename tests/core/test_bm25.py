@@ -233,9 +233,8 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     np.testing.assert_array_equal(again.doc_lengths, index.doc_lengths)
     # a delta: rows 3 and 7 tombstoned, two new rows, one with a term the base does not have
     dead = np.array([3, 7])
-    delta_counts = gather_counts(
-        base.terms, base.vocab, [], np.array([-1, -1]), [["w1", "brand-new"], ["w2"]], base.n_terms
-    )
+    fresh = [["w1", "brand-new"], ["w2"]]
+    delta_counts = gather_counts(base.vocab, base.terms, [], [], np.array([-1, -1]), fresh, full=False)
     ids, n = dead_term_counts(counts.matrix, dead)
     positions = np.r_[np.arange(150), 150, 151].astype(np.int32)
     positions[dead] = -1
@@ -297,3 +296,26 @@ def test_empty_query() -> None:
     index = BM25Index.build([["a", "b"], ["b"]])
     np.testing.assert_array_equal(index.scores([]), np.zeros(2))
     assert index.top_k([], 5) == []
+
+
+def test_kept_weights_score_exactly_as_computed_ones() -> None:
+    """The base weights kept between queries (`BM25Index.cache_bytes`) give the very scores computed ones
+    give, term weights included (a kept array is never scaled in place), and the budget holds."""
+    rng = np.random.default_rng(9)
+    corpus = random_corpus(rng, 300)
+    queries = random_queries(rng, 40)
+    weights = {"w0": 0.25, "w3": 0.5}
+    computed = BM25Index.build(corpus)
+    computed.cache_bytes = 0
+    want = [(computed.scores(q), computed.scores(q, weights), computed.top_k(q, 10)) for q in queries]
+    kept = BM25Index.build(corpus)
+    kept.cache_min_postings = 1
+    kept.cache_bytes = 8 * 300 * 5  # a few lists: older ones are dropped
+    for _ in range(2):  # computed and kept, then from what was kept
+        for q, (scores, weighted, top) in zip(queries, want, strict=True):
+            np.testing.assert_array_equal(kept.scores(q), scores)
+            np.testing.assert_array_equal(kept.scores(q, weights), weighted)
+            assert kept.top_k(q, 10) == top
+    assert kept._kept and kept._kept_bytes <= kept.cache_bytes
+    assert all(not a.flags.writeable for a in kept._kept.values())
+    assert not computed._kept

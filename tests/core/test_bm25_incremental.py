@@ -16,7 +16,7 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo_core.bm25 import BM25Index, BM25Params, TermCounts, gather_counts
+from hippo_core.bm25 import Base, BM25Index, BM25Params, TermCounts, gather_counts
 from hippo_core.bm25_update import Generation, Update
 
 TERMS = [f"t{i}" for i in range(30)]
@@ -200,21 +200,24 @@ def test_crossing_the_threshold_compacts_into_a_base_in_table_order() -> None:
     assert (big.reused, big.tokenized) == (5, 1)  # t9 copied from the delta, t8 tokenized
 
 
-def test_gather_counts_drops_terms_no_row_has_past_keep() -> None:
+def test_gather_counts_drops_terms_no_row_has() -> None:
     counts = TermCounts.from_tokens([["a", "b"], ["c"], ["b", "b", "d"]])
     vocab = {t: i for i, t in enumerate(counts.terms)}
-    # keep row 2, add a new doc: "a" and "c" vanish from a full build (keep=0) but stay below keep
-    full = gather_counts(counts.terms, vocab, [counts.matrix], np.array([2, -1]), [["e", "b"]], keep=0)
-    assert sorted(full.terms) == ["b", "d", "e"]
-    kept = gather_counts(counts.terms, vocab, [counts.matrix], np.array([2, -1]), [["e", "b"]], keep=4)
-    assert kept.terms == ["a", "b", "c", "d", "e"]
-    want = BM25Index.build([["b", "b", "d"], ["e", "b"]])
-    got = BM25Index.build([["b", "b", "d"], ["e", "b"]])
-    np.testing.assert_array_equal(got.scores(["b", "e"]), want.scores(["b", "e"]))
+    parts, source = [counts.matrix], np.array([2, -1])
+    # keep row 2, add a new doc: "a" and "c" vanish from a full build, their ids stay in a delta
+    full = gather_counts(vocab, counts.terms, [], parts, source, [["e", "b"]], full=True)
+    assert sorted(full.terms) == ["b", "d", "e"] and full.first == 0
+    np.testing.assert_array_equal(
+        BM25Index(Base.from_counts(full)).scores(["b", "e"]),
+        BM25Index.build([["b", "b", "d"], ["e", "b"]]).scores(["b", "e"]),
+    )
+    delta = gather_counts(vocab, counts.terms, ["gone", "kept"], parts, source, [["e", "kept"]], full=False)
+    assert (delta.first, delta.terms) == (4, ["kept", "e"])  # "gone" is in no row: dropped
+    assert delta.matrix.shape == (2, 6) and sorted(delta.matrix.indices.tolist()) == [1, 3, 4, 5]
     with pytest.raises(ValueError):
-        gather_counts(counts.terms, vocab, [counts.matrix], np.array([0, -1]), [], keep=0)
+        gather_counts(vocab, counts.terms, [], parts, np.array([0, -1]), [], full=True)
     with pytest.raises(ValueError):
-        gather_counts(counts.terms, vocab, [counts.matrix], np.array([5]), [], keep=0)
+        gather_counts(vocab, counts.terms, [], parts, np.array([5]), [], full=True)
 
 
 def test_counts_round_trip(tmp_path) -> None:
@@ -250,3 +253,12 @@ def test_rows_taken_run_by_run_equal_scipys_stack_and_row_indexing() -> None:
         assert got.shape == want.shape
         assert np.array_equal(got.indptr, want.indptr)
         assert np.array_equal(got.indices, want.indices) and np.array_equal(got.data, want.data)
+
+
+def test_identical_rows_keep_a_base_row_once() -> None:
+    chunks: list[Chunk] = [("a", 0, ["x"]), ("b", 0, ["y"])]
+    update = Generation.build(*arrays(chunks), Tokenizer(chunks), BM25Params())
+    ids, keys = arrays([chunks[0], chunks[1], chunks[0]])  # the same row twice
+    assert update.generation.base_rows.rows_of(ids).tolist() == [0, 1, -1]
+    after = update.generation.next(ids, keys, Tokenizer([chunks[0], chunks[1], chunks[0]]), 10)
+    assert after.rows.tolist() == [2] and after.tokenized == 0 and after.generation.index.n_docs == 3
