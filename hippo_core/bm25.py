@@ -27,7 +27,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -161,9 +161,14 @@ class TermCounts:
 
     @classmethod
     def load(cls, directory: Path, terms: list[str], prefix: str = "counts") -> TermCounts:
+        return cls(terms, cls.load_matrix(directory, len(terms), prefix))
+
+    @staticmethod
+    def load_matrix(directory: Path, n_cols: int, prefix: str = "counts") -> sp.csr_array:
+        """The saved count matrix alone, memory-mapped."""
         arr = {n: np.load(Path(directory) / f"{prefix}.{n}.npy", mmap_mode="r") for n in _COUNTS}
-        shape = (len(arr["indptr"]) - 1, len(terms))
-        return cls(terms, sp.csr_array((arr["data"], arr["indices"], arr["indptr"]), shape=shape, copy=False))
+        shape = (len(arr["indptr"]) - 1, n_cols)
+        return sp.csr_array((arr["data"], arr["indices"], arr["indptr"]), shape=shape, copy=False)
 
 
 def gather_counts(
@@ -224,14 +229,32 @@ def dead_term_counts(counts: sp.csr_array, rows: np.ndarray) -> tuple[np.ndarray
 
 
 class Base:
-    """An immutable segment: every row of a full build, its postings and its vocabulary."""
+    """An immutable segment: every row of a full build, its postings and its vocabulary.
 
-    def __init__(self, terms: list[str], postings: Postings, vocab: dict[str, int] | None = None) -> None:
-        if postings.n_slots != len(terms):
-            raise ValueError("a base has one posting slot per term")
-        self.terms = terms
+    A loaded base reads its vocabulary when first asked (`terms`, `vocab`): a writer that finds nothing
+    changed needs only the rows' identities, not hundreds of thousands of terms."""
+
+    def __init__(self, terms: list[str] | Callable[[], list[str]], postings: Postings) -> None:
         self.postings = postings
-        self.vocab = vocab if vocab is not None else {t: i for i, t in enumerate(terms)}
+        self._read_terms = terms if callable(terms) else None
+        if not callable(terms):
+            self._check(terms)
+            self.__dict__["terms"] = terms
+
+    def _check(self, terms: list[str]) -> None:
+        if self.postings.n_slots != len(terms):
+            raise ValueError("a base has one posting slot per term")
+
+    @cached_property
+    def terms(self) -> list[str]:
+        assert self._read_terms is not None
+        terms = self._read_terms()
+        self._check(terms)
+        return terms
+
+    @cached_property
+    def vocab(self) -> dict[str, int]:
+        return {t: i for i, t in enumerate(self.terms)}
 
     @classmethod
     def from_counts(cls, counts: TermCounts) -> Base:
@@ -250,7 +273,7 @@ class Base:
 
     @property
     def n_terms(self) -> int:
-        return len(self.terms)
+        return self.postings.n_slots
 
     @cached_property
     def df(self) -> np.ndarray:
@@ -297,10 +320,9 @@ class Base:
         meta = cls.read_meta(directory)
         arr = {n: np.load(directory / f"postings.{n}.npy", mmap_mode="r") for n in _POSTINGS}
         postings = Postings(arr["indptr"], arr["rows"], arr["tf"], arr["doc_lengths"])
-        terms = cls.read_terms(directory)
-        if postings.n_rows != meta["n_rows"] or not postings.n_slots == meta["n_terms"] == len(terms):
+        if postings.n_rows != meta["n_rows"] or postings.n_slots != meta["n_terms"]:
             raise ValueError(f"{directory.name}: the postings and {BASE_META} disagree on the shape")
-        return cls(terms, postings)
+        return cls(lambda: cls.read_terms(directory), postings)
 
 
 class Delta:

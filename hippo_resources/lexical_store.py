@@ -178,7 +178,7 @@ class LexicalStore(ConfigurableResource):
 
     def _read_generation(self, folder: Path, base_folder: Path, meta: dict[str, Any]) -> Generation:
         base = Base.load(base_folder)
-        counts = TermCounts.load(base_folder, base.terms).matrix
+        counts = TermCounts.load_matrix(base_folder, base.n_terms)  # the vocabulary is read when needed
         ids = np.load(base_folder / ROW_IDS, allow_pickle=False)
         keys = np.load(base_folder / ROW_KEYS, allow_pickle=False)
         base_rows = BaseRows(base, counts, ids, keys, name=base_folder.name)

@@ -890,7 +890,7 @@ def lexical_index(
             metadata={
                 "generation": manifest["generation"],
                 "chunks": frame.height,
-                "vocabulary": prev.index.n_terms,
+                "vocabulary": manifest.get("vocabulary"),
                 "tokenized": 0,
                 "reused": frame.height,
                 "unchanged": True,

@@ -118,6 +118,7 @@ def test_an_edit_writes_a_delta_and_no_base(tmp_path: Path, tokenizer: Tokenizer
     again = store.previous()
     assert again is not None and again is not update.generation
     assert (again.table_ids() == update.generation.table_ids()).all()
+    assert "terms" not in vars(again.base_rows.base)  # a no-op check reads no vocabulary
     assert again.base_rows.name == base and again.delta.dead.tolist() == [1, 2]
     q = tokenizer.query_tokens("lineage 형태소")
     assert (again.index.scores(q) == update.generation.index.scores(q)).all()
