@@ -142,11 +142,18 @@ def check_index(settings: HippoSettings) -> Check:
         return Check("index", "FAIL", f"unreadable manifest in {store.path}: {exc}", "hippo run")
     if manifest is None:
         return Check("index", "WARN", f"nothing indexed yet in {store.path}", "hippo run")
+    from hippo_resources.lexical_store import GenerationUnreadable
+
+    try:  # what the librarian reads: the base and the delta open and agree
+        view = store.view(str(manifest.get("generation")))
+    except GenerationUnreadable as exc:
+        return Check("index", "FAIL", f"the live generation cannot be read: {exc}", "hippo run")
     return Check(
         "index",
         "OK",
         f"generation {manifest.get('generation')} built {manifest.get('created')}, "
-        f"{manifest.get('chunks')} chunks",
+        f"{view.index.n_docs} chunks ({view.base.name} + a delta of {view.delta.n_rows} rows, "
+        f"{len(view.delta.dead)} tombstones)",
     )
 
 

@@ -149,3 +149,26 @@ def test_postgresql_is_checked_when_configured(
     assert found["postgres"]["status"] == status, found["postgres"]
     assert "pw-not-shown" not in json.dumps(body)
     assert code == 1  # the embedder endpoint is down in both cases
+
+
+def test_a_live_generation_that_cannot_be_read_fails_the_index_check(tmp_path: Path) -> None:
+    """The index check opens the live generation as the librarian does (its base and its delta)."""
+    import polars as pl
+
+    from hippo_cli.doctor import check_index
+    from hippo_core.bm25 import BM25Params
+    from hippo_core.bm25_update import Generation
+    from hippo_resources import LexicalStore
+    from tests.resources.test_lexical_store import ids_keys
+
+    settings = HippoSettings(vault=tmp_path / "vault", home=tmp_path / "home")
+    store = LexicalStore(root=str(settings.lexical_dir))
+    table = pl.DataFrame({"chunk_id": ["a", "b"], "text": ["one text", "two text"]})
+    texts = table["text"].to_list()
+    update = Generation.build(*ids_keys(table), lambda rows: [texts[i].split() for i in rows], BM25Params())
+    store.write(update, table, {"chunks": 2})
+    ok = check_index(settings)
+    assert ok.status == "OK" and "2 chunks" in ok.detail and "a delta of 0 rows" in ok.detail
+    (store.path / store.manifest()["base"] / "chunks.arrow").write_bytes(b"\x00not arrow" * 50)
+    failed = check_index(settings)
+    assert (failed.status, failed.fix) == ("FAIL", "hippo run") and "cannot be read" in failed.detail
