@@ -42,6 +42,8 @@ MANIFEST = "CURRENT.json"
 CHUNK_TABLE = "chunks.arrow"
 ROW_IDS = "row_ids.npy"
 ROW_KEYS = "row_keys.npy"
+OLD_FORMAT_META = "bm25.json"
+"""What a generation of the format before segments holds (weights and table in one folder)."""
 
 
 class GenerationUnreadable(ValueError):
@@ -139,6 +141,10 @@ class LexicalStore(ConfigurableResource):
                 raise GenerationUnreadable("nothing is indexed yet")
             generation = str(manifest["generation"])
         folder = self.path / generation
+        if (folder / OLD_FORMAT_META).is_file():
+            raise GenerationUnreadable(
+                f"generation {generation} was written by an older version (one folder)"
+            )
         try:
             meta = Delta.read_meta(folder)
             if base is None or base.name != meta["base"]:
@@ -255,6 +261,9 @@ class LexicalStore(ConfigurableResource):
         """Keep the newest generations and the bases they extend; a reader still holding an older one has
         it mapped already (unlinked files stay readable)."""
         gens = sorted(p for p in self.path.glob("gen-*") if p.is_dir())
+        for old in [g for g in gens if (g / OLD_FORMAT_META).is_file() and g.name != keep]:
+            shutil.rmtree(old, ignore_errors=True)  # an older version's: never read again (600 MB at 100k)
+            gens.remove(old)
         kept = gens[max(len(gens) - self.keep_generations, 0) :]
         for old in gens[: len(gens) - len(kept)]:
             if old.name != keep:

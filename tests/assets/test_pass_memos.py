@@ -6,6 +6,7 @@ import polars as pl
 
 from hippo_assets.index.assets import _document_keys, _text_keys_of, lexical_texts, text_keys
 from hippo_core.documents import document_key
+from hippo_resources.tables import row_hashes
 
 
 def chunk_frame(texts: list[str], aliases: list[list[str] | None]) -> pl.DataFrame:
@@ -16,13 +17,13 @@ def chunk_frame(texts: list[str], aliases: list[list[str] | None]) -> pl.DataFra
 
 def test_text_keys_after_an_edit_equal_the_keys_of_every_text() -> None:
     first = chunk_frame(["a b", "c d", "e f"], [["x"], None, []])
-    assert (_text_keys_of(first) == text_keys(lexical_texts(first))).all()
+    assert (_text_keys_of(first, row_hashes(first)) == text_keys(lexical_texts(first))).all()
     for edited in (
         chunk_frame(["a b", "c d changed", "e f", "new"], [["x"], None, [], None]),
         chunk_frame(["a b", "c d", "e f"], [["x", "y"], None, []]),  # an alias alone changes the text
         chunk_frame([], []),
     ):
-        assert (_text_keys_of(edited) == text_keys(lexical_texts(edited))).all()
+        assert (_text_keys_of(edited, row_hashes(edited)) == text_keys(lexical_texts(edited))).all()
 
 
 def test_document_keys_after_an_edit_equal_document_key_of_every_row() -> None:

@@ -197,8 +197,12 @@ def test_a_damaged_or_older_generation_is_rebuilt_not_misread(tmp_path: Path, to
     (old / "bm25.json").write_text('{"format_version": 2}', encoding="utf-8")
     (store.path / MANIFEST).write_text(json.dumps({"generation": old.name}), encoding="utf-8")
     assert store.previous() is None
-    with pytest.raises(GenerationUnreadable):
+    with pytest.raises(GenerationUnreadable, match="older version"):
         store.view()
+    t = table_of(NEW)
+    store.write(build(tokenizer, t), t, {})  # the first run after the upgrade: a base from scratch
+    assert not old.exists()  # the older version's folder is gone at once (never read again)
+    assert store.view().live_table().equals(t)
 
 
 def test_generation_names_sort_in_the_order_they_were_written(tmp_path: Path, tokenizer: Tokenizer) -> None:
