@@ -171,7 +171,7 @@ class Snapshot:
         path = self.rows.value("path", row)
         nav = self.nav_paths.get(path)
         if nav is None:
-            nav = self.nav_paths[path] = is_navigation_page(path)
+            nav = self.nav_paths[path] = is_navigation_page(path, self.rows.value("doc_type", row))
         return nav
 
 

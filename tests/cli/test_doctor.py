@@ -149,3 +149,18 @@ def test_postgresql_is_checked_when_configured(
     assert found["postgres"]["status"] == status, found["postgres"]
     assert "pw-not-shown" not in json.dumps(body)
     assert code == 1  # the embedder endpoint is down in both cases
+
+
+def test_the_instance_storage_is_read_from_the_yaml_not_its_comments(tmp_path: Path) -> None:
+    from hippo_cli.doctor import instance_storage
+
+    repo = Path(__file__).resolve().parents[2]
+    assert "postgres" in (repo / "dagster.yaml").read_text(encoding="utf-8")  # a comment names the other file
+    assert instance_storage(repo / "dagster.yaml") == "SQLite"
+    assert instance_storage(repo / "deploy/dagster-postgres.yaml") == "PostgreSQL"
+    legacy = tmp_path / "dagster.yaml"
+    legacy.write_text(
+        "run_storage:\n  module: dagster_postgres.run_storage\n  class: PostgresRunStorage\n",
+        encoding="utf-8",
+    )
+    assert instance_storage(legacy) == "PostgreSQL"
