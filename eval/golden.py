@@ -251,9 +251,14 @@ def build_throwaway_stores(vault: Path, workdir: Path, embedder: Embedder) -> Hi
 
 
 def throwaway_engine(resources: HippoResources) -> SearchEngine:
-    """The pipeline over throwaway stores; no ledger, so nothing is logged as a person's query."""
+    """The pipeline over throwaway stores; no ledger, so nothing is logged as a person's query. With the
+    chunk store, as the librarian: the semantic hits are checked against the vector ledger."""
     return engine_from_resources(
-        resources.lexical_store, resources.vector_store, resources.embedder, resources.vault
+        resources.lexical_store,
+        resources.vector_store,
+        resources.embedder,
+        resources.vault,
+        chunk_store=resources.chunk_store,
     )
 
 

@@ -4,7 +4,7 @@ Builds a vault of N notes (`eval.scale_vault`), indexes it with `hippo run` agai
 runs `hippo run` three more times: with nothing changed, after one paragraph of one note was rewritten and
 after a new note was added. For each run it prints the process's time to its first progress line (imports,
 Definitions, instance) and the seconds from each step's start to the next event, read from `hippo run`'s own
-progress lines. `--vault-from DIR` reuses a kept work folder (`--keep`) instead of building again.
+progress lines. `--vault-from DIR` reuses a kept work folder (`--keep` here or in `eval.watch_bench`) instead of building again.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from eval.beir import DEFAULT_DATA
 from eval.scale import DIM, FAKE_MODEL
 from eval.scale_system import Children, loadavg, log, print_figures
 from eval.scale_vault import add_note, edit_one_paragraph, generate_vault, load_corpora, marker_word
+from eval.watch_bench import generated_notes
 
 REPO = Path(__file__).resolve().parents[1]
 LINE = re.compile(r"^\[\s*([\d.]+)s\] (.*)$")
@@ -106,7 +107,12 @@ def main(argv: list[str] | None = None) -> int:
             log("build …")
             out["build"] = hippo_run(env, work, "build")
             log(f"build {out['build']['wall_s']} s")
-        notes = json.loads((work / "notes.json").read_text(encoding="utf-8"))
+        listed = work / "notes.json"  # a folder `eval.watch_bench --keep` left has no list: read the vault
+        notes = (
+            json.loads(listed.read_text(encoding="utf-8"))
+            if listed.is_file()
+            else generated_notes(work / "vault")
+        )
         out["noop"] = hippo_run(env, work, "noop")
         log(f"no-op {out['noop']['wall_s']} s")
         tag = f"{time.time_ns()}"

@@ -11,6 +11,7 @@ import difflib
 import json
 import os
 import platform
+import shlex
 import shutil
 import sys
 import time
@@ -86,15 +87,16 @@ def check_vault(settings: HippoSettings) -> Check:
 
     path = settings.vault.expanduser().resolve()
     where = "" if os.environ.get("HIPPO_VAULT") else " (or set HIPPO_VAULT)"
+    init = f"hippo init {shlex.quote(str(path))}"
     if not path.is_dir():
-        return Check("vault", "FAIL", f"not found at {path}", f"hippo init {path}{where}")
+        return Check("vault", "FAIL", f"not found at {path}", f"{init}{where}")
     if not looks_like_vault(path):
-        return Check("vault", "FAIL", f"{path} is not initialised", f"hippo init {path}")
+        return Check("vault", "FAIL", f"{path} is not initialised", init)
     missing = [f for f in vault_layout.FOLDERS if not (path / f).is_dir()]
     if missing:
-        return Check("vault", "WARN", f"{path}: missing {', '.join(missing)}", f"hippo init {path}")
+        return Check("vault", "WARN", f"{path}: missing {', '.join(missing)}", init)
     if not (path / ".git").exists():
-        return Check("vault", "WARN", f"{path} is not a git repository", f"hippo init {path}")
+        return Check("vault", "WARN", f"{path} is not a git repository", init)
     notes = sum(1 for _ in _markdown(path))
     return Check("vault", "OK", f"{path} ({notes} Markdown files)")
 
@@ -127,9 +129,31 @@ def check_dagster_home() -> Check:
         return Check("dagster_home", "FAIL", f"{path} is not writable", f"chmod u+w {path}")
     if not config.exists():
         return Check("dagster_home", "OK", f"{path} (no dagster.yaml yet: `hippo run` writes the default)")
-    text = config.read_text(encoding="utf-8", errors="replace")
-    storage = "PostgreSQL" if "postgres" in text else "SQLite"
-    return Check("dagster_home", "OK", f"{path} ({storage} instance storage)")
+    return Check("dagster_home", "OK", f"{path} ({instance_storage(config)} instance storage)")
+
+
+def instance_storage(config: Path) -> str:
+    """Which database dagster.yaml configures (its `storage` or `run_storage` entries: a comment or a
+    file name that says "postgres" does not count)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(config.read_text(encoding="utf-8", errors="replace")) or {}
+    except yaml.YAMLError:
+        return "unreadable"
+    if not isinstance(data, dict):
+        return "SQLite"
+    storage = data.get("storage")
+    if isinstance(storage, dict) and "postgres" in storage:
+        return "PostgreSQL"
+    for key in ("run_storage", "event_log_storage", "schedule_storage"):  # the older per-storage form
+        section = data.get(key)
+        if (
+            isinstance(section, dict)
+            and "postgres" in f"{section.get('module')} {section.get('class')}".lower()
+        ):
+            return "PostgreSQL"
+    return "SQLite"
 
 
 def check_index(settings: HippoSettings) -> Check:

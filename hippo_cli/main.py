@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,13 +52,13 @@ def cmd_init(args: argparse.Namespace) -> int:
         return 2
     if plan.adopting and not args.yes:
         print(plan.describe())
-        print(f"Nothing was changed. To apply: hippo init --yes {path}")
+        print(f"Nothing was changed. To apply: hippo init --yes {shlex.quote(str(path))}")
         return 0
     if plan.adopting:
         print(plan.describe().replace("would add", "adds", 1))
     apply_plan(plan)
     print(f"{'Created' if not plan.empty else 'Checked'} vault at {path.resolve()}")
-    print(f"Next: export HIPPO_VAULT={path.resolve()} && hippo run")
+    print(f"Next: export HIPPO_VAULT={shlex.quote(str(path.resolve()))} && hippo run")
     return 0
 
 
@@ -83,20 +84,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         if not isinstance(run_config, dict):
             print(f"hippo run: the run config {args.config} is not a mapping", file=sys.stderr)
             return 2
-    if getattr(args, "job", None):
-        from hippo_cli.loop import run_named_job
-
-        return run_named_job(settings, args.job, get_instance(), run_config=run_config)
     from hippo_resources.vault import Vault
 
-    if not Vault(root=str(settings.vault)).is_initialised():
-        where = settings.vault.resolve()
+    if not Vault(root=str(settings.vault)).is_initialised():  # every job: the nightly ones write pages
+        where = shlex.quote(str(settings.vault.resolve()))
         print(
             f"hippo run: {where} is not a Hippocampus vault yet: run `hippo init {where}` first "
             "(it lists what it would add and changes nothing without --yes)",
             file=sys.stderr,
         )
         return 2
+    if getattr(args, "job", None):
+        from hippo_cli.loop import run_named_job
+
+        return run_named_job(settings, args.job, get_instance(), run_config=run_config)
     return run_refresh(settings, args.select, args.force, get_instance(), run_config)
 
 

@@ -102,8 +102,8 @@ def apply_plan(plan: InitPlan) -> str | None:
             vault.write_text(rel, texts[rel])
     vault.init_git()
     what = "adopt an existing vault" if plan.adopting else "vault layout"
-    # Adopting: commit only what init added; a new vault has nothing but what init wrote.
-    return vault.commit(f"hippo init: {what}", plan.files if plan.adopting else None)
+    # Only what init added: a person's files, and what they staged themselves, stay out of this commit.
+    return vault.commit(f"hippo init: {what}", plan.files)
 
 
 def init_vault(path: Path, adopt: bool = True) -> bool:

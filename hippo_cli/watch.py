@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import shlex
 import signal
 import sys
 import threading
@@ -103,7 +104,10 @@ def watch(
     vault = Vault(root=str(settings.vault))
     if not vault.path.is_dir() or not looks_like_vault(vault.path):
         what = "not initialised" if vault.path.is_dir() else "not found"
-        print(f"hippo watch: vault {what} at {vault.path}: run `hippo init {vault.path}`", file=stream)
+        print(
+            f"hippo watch: vault {what} at {vault.path}: run `hippo init {shlex.quote(str(vault.path))}`",
+            file=stream,
+        )
         return 2
     wake = _Wake()
     _install_stop(wake, say)

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hippo_work.api import DESCRIBE
+from hippo_work.describe import DESCRIBE
 
 if TYPE_CHECKING:
     from hippo_core.settings import HippoSettings

@@ -32,6 +32,11 @@ HOW_TO_REGENERATE = (
     "or delete the page"
 )
 
+NO_MARKERS = (
+    "the page has no hippo markers; add the lines `<!-- hippo:begin -->` and `<!-- hippo:end -->` where the "
+    "generated part should go"
+)
+
 Outcome = Literal["written", "unchanged", "edited", "no_markers"]
 
 
@@ -83,11 +88,7 @@ def update(existing: str, inner: str) -> Update:
     """Put a fresh block into an existing page, or say why the page is left alone."""
     found = find_block(existing)
     if found is None:
-        return Update(
-            outcome="no_markers",
-            reason="the page has no hippo markers; add the lines `<!-- hippo:begin -->` and "
-            "`<!-- hippo:end -->` where the generated part should go",
-        )
+        return Update(outcome="no_markers", reason=NO_MARKERS)
     start, end, stored, current = found
     if current.strip() and stored != fingerprint(current):
         return Update(outcome="edited", reason=f"a person changed the generated block; {HOW_TO_REGENERATE}")
@@ -95,9 +96,21 @@ def update(existing: str, inner: str) -> Update:
     return Update(outcome="unchanged") if text == existing else Update(outcome="written", text=text)
 
 
+def appendable(existing: str) -> bool:
+    """Whether `append` may add to this page: it has the markers, or it is the `type: map` page hippo
+    laid out (`hippo init`'s seed, from before the markers). A person's own page of that name is not."""
+    if find_block(existing) is not None:
+        return True
+    try:
+        raw, _ = frontmatter.split(existing)
+        return frontmatter.parse_mapping(raw).get("type") == "map"
+    except frontmatter.FrontmatterError:
+        return False
+
+
 def append(existing: str, entry: str) -> str:
     """Add a line to a page's block (the log): kept inside the markers, nothing around them touched.
-    A page without markers gets a block at its end."""
+    A page without markers (see `appendable`) gets a block at its end."""
     found = find_block(existing)
     if found is None:
         sep = (

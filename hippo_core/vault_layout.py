@@ -72,8 +72,12 @@ NAVIGATION_FILES: tuple[str, ...] = ("HOME.md", "index.md", LOG)
 HUB_FILE = "_hub.md"  # 20-wiki/<sector>/_hub.md
 
 
-def is_navigation_page(path: str) -> bool:
-    """True for HOME.md, index.md, log.md and a sector hub (20-wiki/<sector>/_hub.md)."""
+def is_navigation_page(path: str, doc_type: str | None) -> bool:
+    """True for the HOME.md, index.md, log.md and sector hubs (20-wiki/<sector>/_hub.md) that hippo lays
+    out: at those paths and of `type: map`, as `hippo init` seeds them and index_pages writes them. A
+    person's own index.md or log.md (any other type, or none) is a note like any other."""
+    if doc_type != "map":
+        return False
     if path in NAVIGATION_FILES:
         return True
     parts = PurePosixPath(path).parts
@@ -117,6 +121,9 @@ def is_indexed(path: str) -> bool:
         return False
     return not any(path == d or path.startswith(d + "/") for d in NOT_INDEXED)
 
+
+SCHEMA_SIGNATURE = "This vault is managed by Hippocampus."
+"""The line of the SCHEMA.md `hippo init` writes that tells it from a person's own SCHEMA.md."""
 
 SCHEMA_MD = """---
 type: map

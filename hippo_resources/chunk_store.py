@@ -3,6 +3,10 @@
 Two small tables describe what the vector store lacks or hides, so other parts can honour them:
 - `pending_vectors.parquet` + `vector_state.json`: chunks indexed lexically whose vectors are still
   waiting (the embedder was unreachable); the next healthy run embeds exactly those.
+- `vector_ledger.parquet` + `vector_ledger.json`: one row per vector of the live collection (id, the
+  metadata stored with it, dimension, norm), written by `embeddings` after the store changed and its state
+  file removed before the store changes; it holds while the state names the collection and its count.
+  The librarian checks its hits' embed_hash against it while the state file is the one it read.
 - `deleted_chunks.parquet`: the deleted set, chunk rows of notes that left the vault, with `deleted_at`;
   they are in no live table (chunks, lexical generation, live vector collection) and are purged after
   `retention_days` or by `hippo gc`.
@@ -19,7 +23,7 @@ import polars as pl
 from dagster import ConfigurableResource
 
 from hippo_resources.files import write_text_atomic
-from hippo_resources.tables import read_table, write_table
+from hippo_resources.tables import file_identity, read_table, write_table
 
 DOCUMENTS = "documents.parquet"
 CHUNKS = "chunks.parquet"
@@ -31,6 +35,8 @@ SEGMENTS = "segments.parquet"
 PENDING_VECTORS = "pending_vectors.parquet"
 VECTOR_STATE = "vector_state.json"
 DELETED_CHUNKS = "deleted_chunks.parquet"
+VECTOR_LEDGER = "vector_ledger.parquet"
+VECTOR_LEDGER_STATE = "vector_ledger.json"
 # Read by several steps of every run: kept in memory while unchanged on disk (`hippo_resources.tables`).
 KEPT = frozenset({DOCUMENTS, CHUNKS})
 
@@ -106,6 +112,37 @@ class ChunkStore(ConfigurableResource):
             return json.loads((self.path / VECTOR_STATE).read_text(encoding="utf-8"))
         except (FileNotFoundError, ValueError):
             return {"status": "ok", "reason": None, "pending_vectors": 0, "updated": None}
+
+    # --- the vector ledger: what the live collection holds ------------------------------------
+    def ledger_state(self) -> dict[str, Any] | None:
+        """The ledger's state (`collection`, `vectors`, `written`, ...); None when none holds now."""
+        try:
+            state = json.loads((self.path / VECTOR_LEDGER_STATE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        return state if isinstance(state, dict) else None
+
+    def ledger_identity(self) -> tuple[int, int, int] | None:
+        """The state file's identity: it changes (or is None) as soon as a run starts changing the store."""
+        return file_identity(self.path / VECTOR_LEDGER_STATE)
+
+    def forget_ledger(self) -> None:
+        """Called before the store changes: until a new ledger is written, none holds."""
+        (self.path / VECTOR_LEDGER_STATE).unlink(missing_ok=True)
+
+    def read_ledger(self, collection: Any, columns: list[str] | None = None) -> pl.DataFrame | None:
+        """The ledger (only `columns` when given) when its state names this collection with the count the
+        collection has; else None."""
+        state = self.ledger_state()
+        if state is None or state.get("collection") != str(collection.id):
+            return None
+        try:
+            ledger = pl.read_parquet(self.path / VECTOR_LEDGER, columns=columns)
+        except (OSError, pl.exceptions.PolarsError):
+            return None
+        if ledger.height != state.get("vectors") or collection.count() != ledger.height:
+            return None
+        return ledger
 
     # --- the deleted set ----------------------------------------------------------------------
     def deleted(self) -> pl.DataFrame:

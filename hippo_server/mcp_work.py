@@ -1,7 +1,7 @@
 """MCP tools of the work memory and the ghost layer, and capability gating for `hippo mcp`.
 
 The tools call the same `WorkMemory` and `GhostLayer` as REST and the CLI; every parameter has a
-description (and an enum where it has a fixed set of values) from `hippo_work.api.DESCRIBE`, and results
+description (and an enum where it has a fixed set of values) from `hippo_work.describe.DESCRIBE`, and results
 are compact (no null fields) unless `verbose` is true. A refusal is a tool error whose text starts with
 the error code (`refused: …`, `invalid_cursor: …`) so an agent can act on it.
 """
@@ -20,7 +20,7 @@ from pydantic import Field
 
 from hippo_core.ghost import Scope
 from hippo_core.work_memory import CheckpointKind, WorkMemoryError
-from hippo_work.api import DESCRIBE
+from hippo_work.describe import DESCRIBE
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

@@ -56,6 +56,8 @@ from hippo_resources.chunk_store import (
     MESSAGES,
     PENDING_SCHEMA,
     PENDING_VECTORS,
+    VECTOR_LEDGER,
+    VECTOR_LEDGER_STATE,
     VECTOR_STATE,
     CorruptTableError,
 )
@@ -401,7 +403,7 @@ def embeddings(
     left = left_rows["chunk_id"].to_list()
     stored_left = {r["chunk_id"]: r for r in left_rows.to_dicts()}
     if todo or retag or vanished:
-        forget_ledger(chunk_store)  # the store changes now: until the new ledger is written, none holds
+        chunk_store.forget_ledger()  # the store changes now: until the new ledger is written, none holds
 
     # Sections edited away go at once; whole notes that left the vault go to the trash (soft delete).
     vector_store.delete(sorted(set(vanished) - set(left)), collection)
@@ -471,8 +473,6 @@ def embeddings(
 
 
 # --- the vector ledger: what the live collection holds, kept beside the chunk tables ---------------------
-VECTOR_LEDGER = "vector_ledger.parquet"
-VECTOR_LEDGER_STATE = "vector_ledger.json"
 LEDGER_SCHEMA: dict[str, pl.DataType] = {
     "chunk_id": pl.Utf8(),
     **{k: pl.Utf8() for k in VECTOR_METADATA},
@@ -487,31 +487,9 @@ next run reads the store itself. It holds while the collection's id and count ma
 
 
 def read_ledger(chunk_store: ChunkStore, collection: Any) -> pl.DataFrame | None:
-    """The ledger when it describes this collection (same id, same count); else None."""
-    state = ledger_state(chunk_store)
-    if state is None or state.get("collection") != str(collection.id):
-        return None
-    try:
-        ledger = pl.read_parquet(chunk_store.path / VECTOR_LEDGER)
-    except (OSError, pl.exceptions.PolarsError):
-        return None
-    if dict(ledger.schema) != LEDGER_SCHEMA or ledger.height != state.get("vectors"):
-        return None
-    if collection.count() != ledger.height:
-        return None
-    return ledger
-
-
-def ledger_state(chunk_store: ChunkStore) -> dict[str, Any] | None:
-    try:
-        state = json.loads((chunk_store.path / VECTOR_LEDGER_STATE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return state if isinstance(state, dict) else None
-
-
-def forget_ledger(chunk_store: ChunkStore) -> None:
-    (chunk_store.path / VECTOR_LEDGER_STATE).unlink(missing_ok=True)
+    """The ledger when it describes this collection (same id, same count) in this schema; else None."""
+    ledger = chunk_store.read_ledger(collection)
+    return ledger if ledger is not None and dict(ledger.schema) == LEDGER_SCHEMA else None
 
 
 def _ledger_from_store(vector_store: VectorStore, collection: Any) -> pl.DataFrame:
@@ -720,7 +698,7 @@ def vectors_match_chunks(
     if ledger is None:  # every vector and its metadata, read from the store
         vec, read = _stored_vectors(vector_store, collection), "whole store"
     else:  # the ledger (same collection, same count), with this run's vectors read back from the store
-        written = (ledger_state(chunk_store) or {}).get("written") or []
+        written = (chunk_store.ledger_state() or {}).get("written") or []
         vec, read = _ledger_vectors(ledger, written, collection), f"ledger, {len(written)} read back"
     vec = vec.group_by("chunk_id").agg(
         pl.col("vector_count").sum(),

@@ -64,6 +64,7 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
     texts: dict[str, str] = {}  # approval files as they will be written
     touched: list[str] = []
     promoted, rejected, proposals = [], [], []
+    left_alone: list[dict[str, str]] = []
     date = today()
 
     def outcome(line: approvals.ApprovalLine, text: str, link_to: str | None = None) -> None:
@@ -125,9 +126,14 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
                 }
             ],
         )
+        touched.append(ledger_file(PROMOTIONS_DIR, date))
         log = vault.read_text(LOG) if vault.exists(LOG) else "# Log\n"
-        vault.write_text(LOG, generated.append(log, f"## [{date}] promote | {card.title}"))
-        touched += [ledger_file(PROMOTIONS_DIR, date), LOG]
+        if generated.appendable(log):
+            vault.write_text(LOG, generated.append(log, f"## [{date}] promote | {card.title}"))
+            touched.append(LOG)
+        elif not left_alone:
+            left_alone.append({"page": LOG, "reason": generated.NO_MARKERS})
+            context.log.warning(f"{LOG} left as it is: the promotion is in the ledger only")
     if not dry:
         for rel, text in texts.items():
             vault.write_text(rel, text)
@@ -147,6 +153,7 @@ def canonical_wiki(context: AssetExecutionContext, config: PromoteConfig, vault:
             "promoted_pages": MetadataValue.json(promoted),
             "rejections": MetadataValue.json(rejected),
             "proposal_cards": MetadataValue.json(proposals),
+            "left_alone": MetadataValue.json(left_alone),
         }
     )
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 Format = Literal["pdf", "docx", "xlsx", "pptx", "hwpx", "html"]
 Unit = Literal["page", "slide", "sheet"]
@@ -32,16 +33,40 @@ class ExtractLimits(BaseModel, frozen=True):
     max_chars: int = Field(default=20_000_000, ge=1)  # Markdown characters produced
 
 
+_PLACEHOLDER_TITLE = re.compile(
+    r"\(?(?:untitled(?: document)?|anonymous|unspecified|no title|title|document ?\d*|presentation ?\d*"
+    r"|book ?\d*|sheet ?\d*)\)?",
+    re.IGNORECASE,
+)
+_OFFICE_PREFIX = re.compile(r"microsoft (?:word|powerpoint|excel|office word) - ", re.IGNORECASE)
+_OFFICE_SUFFIX = re.compile(r"\.(?:docx?|pptx?|xlsx?|rtf|odt)$", re.IGNORECASE)
+
+
+def metadata_title(raw: str | None) -> str | None:
+    """A document's own title, or None when it is a writer's placeholder ("untitled", "(anonymous)", "Document1",
+    "Microsoft Word - report.docx" gives "report"): the source then takes its heading or file name."""
+    title = " ".join((raw or "").split())
+    title = _OFFICE_SUFFIX.sub("", _OFFICE_PREFIX.sub("", title, count=1)).strip()
+    if not title or _PLACEHOLDER_TITLE.fullmatch(title):
+        return None
+    return title
+
+
 class Extraction(BaseModel):
     """A document read into Markdown. `anchors` are the heading texts a citation can point at."""
 
     format: Format
     markdown: str
-    title: str | None = None  # from the document's own metadata, when it has one
+    title: str | None = None  # from the document's own metadata, when it has one (`metadata_title`)
     unit: Unit | None = None  # what the anchors count; None for flowing text (DOCX, HWPX, HTML)
     unit_count: int = 0
     anchors: list[str] = Field(default_factory=list)
     warnings: list[str] = Field(default_factory=list)
+
+    @field_validator("title")
+    @classmethod
+    def _real_title(cls, value: str | None) -> str | None:
+        return metadata_title(value)
 
 
 class ExtractionError(ValueError):

@@ -8,6 +8,7 @@ adds, `--yes` applies it, a real pipeline run indexes it, real search finds the 
 from __future__ import annotations
 
 import hashlib
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from dagster import DagsterInstance
 from hippo_cli.main import main
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault
+from hippo_resources.vault import VaultError
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
 from tests.conftest import run_graph
@@ -67,8 +69,58 @@ def test_run_on_a_folder_never_initialised_stops_and_says_init(
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dh"))
     assert main(["run", "--vault", str(vault), "--home", str(tmp_path / "home")]) == 2
     err = capsys.readouterr().err
-    assert "not a Hippocampus vault yet" in err and f"hippo init {vault}" in err
+    assert "not a Hippocampus vault yet" in err and f"hippo init {shlex.quote(str(vault))}" in err
+    assert "'" in shlex.quote(str(vault))  # "My Vault": the command shown can be pasted as it is
     assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*")) == before  # no folder made
+    # nor does a job that writes pages (the nightly index pages), or a write from any code path
+    assert (
+        main(["run", "--job", "index_pages_job", "--vault", str(vault), "--home", str(tmp_path / "home")])
+        == 2
+    )
+    with pytest.raises(VaultError, match="not a Hippocampus vault yet"):
+        Vault(root=str(vault)).write_text("HOME.md", "# Home\n")
+    assert sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*")) == before
+
+
+def test_a_persons_own_schema_page_does_not_make_a_folder_a_vault(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    vault = tmp_path / "notes"
+    (vault / "Private").mkdir(parents=True)
+    (vault / "SCHEMA.md").write_text("# My database schema\n\nusers(id, name)\n", encoding="utf-8")
+    (vault / "Private/diary.md").write_text("# Dear diary\n", encoding="utf-8")
+    assert not Vault(root=str(vault)).is_initialised()
+    assert main(["init", str(vault)]) == 0  # lists, changes nothing
+    assert "Nothing was changed" in capsys.readouterr().out
+    assert sorted(p.name for p in vault.iterdir()) == ["Private", "SCHEMA.md"]
+
+
+def test_a_run_commits_only_its_own_writes_never_what_a_person_staged(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    vault = make_obsidian_vault(tmp_path)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(vault)], check=True)
+    git = ["git", "-C", str(vault), "-c", "user.name=P", "-c", "user.email=p@example.com"]
+    subprocess.run([*git, "add", "People/Minji.md"], check=True)  # staged for the person's own commit
+    assert main(["init", "--yes", str(vault)]) == 0
+    committed = subprocess.run(
+        [*git, "show", "--name-only", "--format=", "HEAD"], capture_output=True, text=True
+    )
+    assert "People/Minji.md" not in committed.stdout.split() and "SCHEMA.md" in committed.stdout.split()
+    status = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True).stdout
+    assert "A  People/Minji.md" in status.splitlines()  # still staged, as the person left it
+
+    v = Vault(root=str(vault))
+    v.write_text("00-inbox/x.md", "# x\n")
+    assert v.commit("ingest: x", ["00-inbox/x.md"])
+    committed = subprocess.run(
+        [*git, "show", "--name-only", "--format=", "HEAD"], capture_output=True, text=True
+    )
+    assert committed.stdout.split() == ["00-inbox/x.md"]
+    assert (
+        "A  People/Minji.md"
+        in subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True).stdout
+    )
 
 
 def test_adopt_index_and_search_an_obsidian_vault_leaving_every_file_as_it_was(

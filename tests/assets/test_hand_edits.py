@@ -96,3 +96,16 @@ def test_an_ingest_run_makes_one_commit_naming_its_sources(settings: HippoSettin
         "ingest: 2 new source(s) (coffee-nap.1.md, meeting-notes.txt.md)\n"
     )
     assert (vault / "10-sources/coffee-nap.md").read_text(encoding="utf-8") == "# Someone else's coffee nap\n"
+
+
+def test_a_persons_own_log_is_left_alone_and_the_promotion_stays_in_the_ledger(
+    settings: HippoSettings,
+) -> None:
+    from hippo_core import generated
+
+    own = "# Log\n\n2024-03-01 walked the dog.\n"
+    assert not generated.appendable(own)
+    seed = "---\ntype: map\nstatus: reference\ntrust: human_edit\ntitle: Log\n---\n# Log\n"
+    assert generated.appendable(seed)  # the page `hippo init` seeds: its block goes at the end
+    assert generated.append(seed, "## [d] promote | x").startswith(seed)
+    assert generated.appendable(generated.append(own + "\n", "x"))  # a page with the markers

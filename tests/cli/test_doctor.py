@@ -172,3 +172,18 @@ def test_a_live_generation_that_cannot_be_read_fails_the_index_check(tmp_path: P
     (store.path / store.manifest()["base"] / "chunks.arrow").write_bytes(b"\x00not arrow" * 50)
     failed = check_index(settings)
     assert (failed.status, failed.fix) == ("FAIL", "hippo run") and "cannot be read" in failed.detail
+
+
+def test_the_instance_storage_is_read_from_the_yaml_not_its_comments(tmp_path: Path) -> None:
+    from hippo_cli.doctor import instance_storage
+
+    repo = Path(__file__).resolve().parents[2]
+    assert "postgres" in (repo / "dagster.yaml").read_text(encoding="utf-8")  # a comment names the other file
+    assert instance_storage(repo / "dagster.yaml") == "SQLite"
+    assert instance_storage(repo / "deploy/dagster-postgres.yaml") == "PostgreSQL"
+    legacy = tmp_path / "dagster.yaml"
+    legacy.write_text(
+        "run_storage:\n  module: dagster_postgres.run_storage\n  class: PostgresRunStorage\n",
+        encoding="utf-8",
+    )
+    assert instance_storage(legacy) == "PostgreSQL"

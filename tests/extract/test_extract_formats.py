@@ -128,3 +128,24 @@ def test_docx_lists_and_outline_levels() -> None:
     document.save(buf)
     markdown = extract(buf.getvalue(), "lists.docx").markdown
     assert markdown.splitlines()[::2] == ["- 첫째 항목", "- second item", "### 개요 수준 제목"]
+
+
+def test_a_writers_placeholder_title_is_no_title() -> None:
+    import io
+
+    import pypdfium2
+    from reportlab.lib.pagesizes import A4
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate
+
+    from hippo_core.extract.model import metadata_title
+
+    buf = io.BytesIO()  # no title given: reportlab writes its placeholder
+    story = [Paragraph("Capybara field report.", getSampleStyleSheet()["Normal"])]
+    SimpleDocTemplate(buf, pagesize=A4).build(story)
+    assert pypdfium2.PdfDocument(buf.getvalue()).get_metadata_dict()["Title"] == "(anonymous)"
+    assert extract(buf.getvalue(), "capybara report.pdf").title is None  # the source takes its file name
+    assert metadata_title("Microsoft Word - Q3 report.docx") == "Q3 report"
+    placeholders = ("untitled", "Untitled Document", "(unspecified)", "Document1", "Presentation 2", " ")
+    assert [metadata_title(t) for t in placeholders] == [None] * len(placeholders)
+    assert metadata_title("해달 보고서") == "해달 보고서"

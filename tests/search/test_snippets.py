@@ -78,10 +78,24 @@ def test_window_counts_distinct_terms_and_bigrams_count_less() -> None:
 
 
 def test_navigation_pages_are_the_generated_ones() -> None:
-    assert all(map(is_navigation_page, ["HOME.md", "index.md", "log.md", "20-wiki/health/_hub.md"]))
+    nav = ["HOME.md", "index.md", "log.md", "20-wiki/health/_hub.md"]
+    assert all(is_navigation_page(p, "map") for p in nav)
     assert not any(
-        map(is_navigation_page, ["notes/HOME.md", "20-wiki/health/sleep.md", "20-wiki/_hub.md", "hub.md"])
+        is_navigation_page(p, "map")
+        for p in ["notes/HOME.md", "20-wiki/health/sleep.md", "20-wiki/_hub.md", "hub.md"]
     )
+    # a person's own index.md or log.md (not the `type: map` page hippo lays out) is a note like any other
+    assert not any(is_navigation_page(p, t) for p in nav for t in (None, "note", "concept"))
+
+
+def test_a_persons_own_index_page_is_searched_like_any_note(settings: HippoSettings) -> None:
+    vault = Vault(root=str(settings.vault))
+    vault.write_text("index.md", "# My own index\n\nThe yakcactus blooms in my kitchen every March.\n")
+    vault.commit("a person's own index page")
+    assert run_graph(settings).success
+    engine = open_engine(settings, log=False)
+    found = engine.search(SearchRequest(query="yakcactus blooms")).results
+    assert found and found[0].path == "index.md"
 
 
 def test_search_leaves_navigation_out_unless_asked_and_snippets_the_match(
@@ -109,8 +123,9 @@ def test_search_leaves_navigation_out_unless_asked_and_snippets_the_match(
     query = "health hub Sleep hygiene Index Home"
     default = engine.search(SearchRequest(query=query, limit=50))
     asked = engine.search(SearchRequest(query=query, limit=50, include_navigation=True))
-    assert default.results and not any(is_navigation_page(h.path) for h in default.results)
-    nav = {h.path for h in asked.results if is_navigation_page(h.path)}
+    generated = {"HOME.md", "index.md", "20-wiki/health/_hub.md"}
+    assert default.results and not any(h.path in generated for h in default.results)
+    nav = {h.path for h in asked.results if h.path in generated}
     assert "20-wiki/health/_hub.md" in nav
     assert {h.anchor for h in default.results} <= {h.anchor for h in asked.results}
 
