@@ -29,7 +29,7 @@ import polars as pl
 from dagster import DagsterInstance, materialize
 
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
-MODES = {"lexical": "lexical", "semantic": "semantic", "fused": "hybrid"}
+ROWS = ("lexical", "semantic", "fused (no context)", "fused")
 
 
 def _session_start(date: str) -> dt.datetime:
@@ -120,13 +120,9 @@ def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path)
     return settings
 
 
-def evaluate(
-    settings: Any, queries: dict[str, dict[str, Any]], qrels: dict[str, set[str]], limit: int = 10
-) -> dict[str, Any]:
-    from hippo_search.envelope import SearchRequest
-    from hippo_search.pipeline import open_engine
-
-    engine = open_engine(settings, log=False)  # a benchmark is not a user's query log
+def evidence_covers(settings: Any) -> tuple[dict[str, set[str]], list[int]]:
+    """Which LoCoMo turn ids each conversation anchor stands for (a message row: its own; a segment: every
+    turn in it), and the size of each indexed segment."""
     chunks = pl.read_parquet(settings.chunks_dir / "chunks.parquet").filter(pl.col("lane") == "conversations")
     msgs = pl.read_parquet(settings.chunks_dir / "messages.parquet")
     ids_at = {(r["conversation_id"], r["position"]): r["message_id"] for r in msgs.iter_rows(named=True)}
@@ -141,41 +137,87 @@ def evaluate(
             covers[row["anchor"]] = {ids_at[(row["conversation_id"], row["position"])]}
     seg_sizes = []
     if segs is not None and segs.height:
+        anchors = set(chunks["anchor"].to_list())
         for seg in segs.iter_rows(named=True):
             anchor = f"conversations/{seg['conversation_id']}#s{seg['segment']}"
             covers[anchor] = {
                 ids_at[(seg["conversation_id"], p)]
                 for p in range(seg["first_position"], seg["last_position"] + 1)
             }
-            if anchor in set(chunks["anchor"].to_list()):
+            if anchor in anchors:
                 seg_sizes.append(len(covers[anchor]))
+    return covers, seg_sizes
+
+
+def evidence_rank(
+    engine: Any,
+    query: dict[str, Any],
+    relevant: set[str],
+    covers: dict[str, set[str]],
+    mode: str,
+    params: Any = None,
+    limit: int = 10,
+) -> int | None:
+    """The rank of the first result holding an evidence turn, searching inside the question's conversation."""
+    from hippo_search.envelope import SearchRequest
+
+    response = engine.search(
+        SearchRequest(query=query["text"][:900], limit=limit, lanes=["conversations"], path_prefix=f"conversations/{query['conv']}", mode=mode),
+        params=params,
+        log=False,
+    )  # fmt: skip
+    return next(
+        (i for i, h in enumerate(response.results, 1) if covers.get(h.anchor, set()) & relevant), None
+    )
+
+
+def lane_params(engine: Any) -> Any:
+    """The engine's parameters with conversation context off: what the lanes and the old fused list ran with."""
+    return engine.params.model_copy(
+        update={"conversation_neighbour_weight": 0.0, "conversation_reply_weight": 0.0}
+    )
+
+
+def summarize(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    return {
+        "hit@1": round(sum(r == 1 for r in ranks) / n, 4),
+        "hit@10": round(sum(r is not None and r <= 10 for r in ranks) / n, 4),
+        "mrr@10": round(sum(1.0 / r for r in ranks if r) / n, 4),
+    }
+
+
+def evaluate(
+    settings: Any, queries: dict[str, dict[str, Any]], qrels: dict[str, set[str]], limit: int = 10
+) -> dict[str, Any]:
+    """Each lane alone and the old fused list run with conversation context off; `fused` runs with the
+    product's defaults (context on when its weights are)."""
+    from hippo_search.pipeline import open_engine
+
+    engine = open_engine(settings, log=False)  # a benchmark is not a user's query log
+    covers, seg_sizes = evidence_covers(settings)
     out: dict[str, Any] = {
-        "chunks": chunks.height,
+        "chunks": pl.read_parquet(settings.chunks_dir / "chunks.parquet", columns=["lane"])
+        .filter(pl.col("lane") == "conversations")
+        .height,
         "mean_segment_messages": round(statistics.mean(seg_sizes), 2) if seg_sizes else None,
     }
-    for lane, mode in MODES.items():
-        hit1 = hit10 = rr = 0.0
-        latencies = []
+    off = lane_params(engine)
+    for lane, (mode, params) in {
+        "lexical": ("lexical", off),
+        "semantic": ("semantic", off),
+        "fused (no context)": ("hybrid", off),
+        "fused": ("hybrid", None),
+    }.items():
+        ranks, latencies = [], []
         for qid, q in queries.items():
-            relevant = qrels[qid]
             started = time.perf_counter()
-            response = engine.search(
-                SearchRequest(query=q["text"][:900], limit=limit, lanes=["conversations"], path_prefix=f"conversations/{q['conv']}", mode=mode),
-                log=False,
-            )  # fmt: skip
+            ranks.append(evidence_rank(engine, q, qrels[qid], covers, mode, params, limit))
             latencies.append(time.perf_counter() - started)
-            rank = next(
-                (i for i, h in enumerate(response.results, 1) if covers.get(h.anchor, set()) & relevant), None
-            )
-            hit1 += rank == 1
-            hit10 += rank is not None and rank <= 10
-            rr += 1.0 / rank if rank else 0.0
         n = len(queries)
         latencies.sort()
         out[lane] = {
-            "hit@1": round(hit1 / n, 4),
-            "hit@10": round(hit10 / n, 4),
-            "mrr@10": round(rr / n, 4),
+            **summarize(ranks),
             "p50_ms": round(1000 * latencies[n // 2], 1),
             "p95_ms": round(1000 * latencies[int(n * 0.95)], 1),
         }
@@ -224,7 +266,7 @@ def render(report: dict[str, Any]) -> str:
     for key, label in (("messages_only", "messages"), ("with_segments", "messages + segments")):
         if key not in report:
             continue
-        for lane in MODES:
+        for lane in ROWS:
             m = report[key][lane]
             lines.append(
                 f"| {label} | {lane} | {m['hit@1']:.3f} | {m['hit@10']:.3f} | {m['mrr@10']:.3f} | {m['p50_ms']} | {m['p95_ms']} |"

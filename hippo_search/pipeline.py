@@ -9,6 +9,8 @@ assets, the compiler's related pages, the golden set and the benchmarks.
     3. fusion    fuse_lanes: one candidate list from the two lanes (the math is in hippo_core/ranking.py;
                  per-query lane weights in hippo_core/adaptive_fusion.py); semantic-only hits under the
                  solo-match floor stay in the list as weak candidates, after all the others
+    3b. context  context_stage: a conversation turn gains from its neighbours' fused scores and from being
+                 said by the speaker the query names (hippo_core/conversation_context.py)
     4. sections  rank_sections: governance × freshness × features, best chunk per section, one section per
                  document; weak hits after every hit that cleared the floor; navigation pages left out
                  unless asked for; a query-focused snippet per hit
@@ -40,6 +42,7 @@ from hippo_core.adaptive_fusion import FusionModel, fuse_with_weak, lane_signals
 from hippo_core.bm25 import BM25Index
 from hippo_core.calibration import load_calibration
 from hippo_core.chunking import split_sections
+from hippo_core.conversation_context import Place, named_speaker, speaker_label, with_context
 from hippo_core.evidence import Evidence, EvidenceParams, content_terms, coverage, gap_kind, normalize_query
 from hippo_core.ranking import (
     Candidate,
@@ -417,6 +420,52 @@ def fuse_lanes(
     return kept + weak
 
 
+def context_stage(
+    snap: Snapshot, candidates: list[Candidate], params: RankingParams, query: str
+) -> list[Candidate]:
+    """Conversation turns re-scored with their neighbours' fused scores and the speaker the query names;
+    the order is then by the new score, weak candidates still after the others. Unchanged when every
+    context weight is 0 or no candidate is a turn (a message or exchange row)."""
+    weights = (
+        params.conversation_neighbour_weight,
+        params.conversation_reply_weight,
+        params.conversation_speaker_boost,
+    )
+    if not any(weights):
+        return candidates
+    places = turn_places(snap, candidates)
+    if not places:
+        return candidates
+    speakers: dict[str, str | None] = {}
+    named = None
+    if params.conversation_speaker_boost:
+        rows = snap.rows
+        for cid in places:
+            i = snap.row_of[cid]
+            speakers[cid] = speaker_label(rows.value("text", i), rows.value("role", i))
+        named = named_speaker(query, speakers.values())
+    scores = with_context(
+        {c.chunk_id: c.score for c in candidates}, places, *weights[:2], speakers, named, weights[2]
+    )
+    out = [c.model_copy(update={"score": scores[c.chunk_id]}) for c in candidates]
+    return sorted(out, key=lambda c: (c.weak, -c.score, c.chunk_id))
+
+
+def turn_places(snap: Snapshot, candidates: list[Candidate]) -> dict[str, Place]:
+    """Each candidate turn's place (conversation, position); notes, documents and segments have none."""
+    rows = snap.rows
+    if "position" not in rows.columns or "granularity" not in rows.columns:
+        return {}
+    places = {}
+    for c in candidates:
+        i = snap.row_of[c.chunk_id]
+        if rows.value("granularity", i) in ("message", "exchange"):
+            conv, pos = rows.value("conversation_id", i), rows.value("position", i)
+            if conv is not None and pos is not None:
+                places[c.chunk_id] = Place(conv, int(pos))
+    return places
+
+
 # --- 4. sections -----------------------------------------------------------------------------------------
 def rank_sections(
     snap: Snapshot,
@@ -695,6 +744,7 @@ class SearchEngine:
             params = params.model_copy(update={"semantic_floor": -1.0, "semantic_margin": 0.0})
         # 3. fusion
         candidates = fuse_lanes(lexical, semantic, params, request.query)
+        candidates = context_stage(snap, candidates, params, request.query)
         # 4. sections
         rerank = self.reranker is not None and self.reranker.enabled
         depth = max(request.limit, self.reranker.top_n) if rerank and self.reranker else request.limit

@@ -53,10 +53,12 @@ LIGHT_COLUMNS = (
     "conversation_id",
     "project",
     "role",
+    "granularity",
+    "position",
 )
 """Read for every candidate of every query: kept as Python lists. Everything else stays in Arrow."""
 
-_SHARED = ("lane", "status", "trust", "doc_type", "sector", "project", "role")
+_SHARED = ("lane", "status", "trust", "doc_type", "sector", "project", "role", "granularity")
 
 
 class RowView(Mapping[str, Any]):

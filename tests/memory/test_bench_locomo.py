@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from eval.bench_locomo import locomo_export, render, run
+import pytest
+
+from eval.bench_locomo import build, locomo_export, render, run
+from hippo_core.ranking import Candidate, RankingParams
+from hippo_search.pipeline import context_stage, open_engine
 
 TURNS = {
     "conv-a": [
@@ -78,7 +82,36 @@ def test_one_conversation_and_the_message_level_index_alone(tmp_path: Path) -> N
     lane = {"hit@1": 1.0, "hit@10": 1.0, "mrr@10": 1.0, "p50_ms": 1.0, "p95_ms": 2.0}
     report = {
         "dataset": "set (conv-b)", "conversations": 1, "messages": 3, "queries": 1,
-        "messages_only": {"lexical": lane, "semantic": lane, "fused": lane, "build_seconds": 1.5},
+        "messages_only": {"lexical": lane, "semantic": lane, "fused (no context)": lane, "fused": lane,
+                          "build_seconds": 1.5},
     }  # fmt: skip
     text = render(report)
     assert "| messages | fused | 1.000 |" in text and "segments |" not in text and "Build: 1.5 s" in text
+
+
+def test_the_context_stage_reads_turns_and_speakers_from_the_index(tmp_path: Path, embed_cache: Path) -> None:
+    """Stage 3b on a real index of the export: places and speakers come from the generation's rows."""
+    export, _, _ = locomo_export(write_set(tmp_path / "set"))
+    work = tmp_path / "work"
+    work.mkdir()
+    settings = build(export, work, False, embed_cache)
+    snap = open_engine(settings, log=False).snapshot()
+    message = {
+        snap.rows.value("anchor", i): cid
+        for cid, i in snap.row_of.items()
+        if snap.rows.value("granularity", i) == "message"
+    }
+    m0, m1, m4 = (message[f"conversations/conv-a#m{p}"] for p in (0, 1, 4))
+    note = Candidate(chunk_id=m4, score=0.5)  # Ana, two turns away from m0 and m1
+    cands = [Candidate(chunk_id=m0, score=1.0), note, Candidate(chunk_id=m1, score=0.45)]
+    off = RankingParams(
+        conversation_neighbour_weight=0, conversation_reply_weight=0, conversation_speaker_boost=0
+    )
+    assert [c.chunk_id for c in context_stage(snap, cands, off, "q")] == [m0, m4, m1]
+    near = off.model_copy(update={"conversation_neighbour_weight": 0.5})
+    lifted = context_stage(snap, cands, near, "q")
+    assert [c.chunk_id for c in lifted] == [m0, m1, m4]  # m1 = 0.45 + 0.5 × 1.0 (its neighbour m0)
+    assert lifted[1].score == pytest.approx(0.95) and lifted[0].score == pytest.approx(1.0 + 0.5 * 0.45)
+    ana = off.model_copy(update={"conversation_speaker_boost": 0.2})
+    by_ana = context_stage(snap, cands, ana, "What did Ana say about the marathon?")
+    assert {c.chunk_id: c.score for c in by_ana} == pytest.approx({m0: 1.2, m4: 0.6, m1: 0.45})
