@@ -94,6 +94,7 @@ def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path)
     from hippo_core.settings import HippoSettings
     from hippo_resources import build_resources
 
+    work.mkdir(parents=True, exist_ok=True)
     zip_path = work / "claude-locomo.zip"
     if not zip_path.exists():
         with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_DEFLATED) as zf:

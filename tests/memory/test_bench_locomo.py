@@ -92,9 +92,7 @@ def test_one_conversation_and_the_message_level_index_alone(tmp_path: Path) -> N
 def test_the_context_stage_reads_turns_and_speakers_from_the_index(tmp_path: Path, embed_cache: Path) -> None:
     """Stage 3b on a real index of the export: places and speakers come from the generation's rows."""
     export, _, _ = locomo_export(write_set(tmp_path / "set"))
-    work = tmp_path / "work"
-    work.mkdir()
-    settings = build(export, work, False, embed_cache)
+    settings = build(export, tmp_path / "work", False, embed_cache)
     snap = open_engine(settings, log=False).snapshot()
     message = {
         snap.rows.value("anchor", i): cid
