@@ -96,8 +96,19 @@ FEATURE_SETS: dict[str, tuple[str, ...]] = {"base": BASE_FEATURES, "relative": R
 leave out what names a set rather than a query's evidence (its script, its length, BM25's and the
 similarity's absolute scale), which a model trained on five sets would otherwise read as "which set"."""
 OLD_SHARE = 0.6
+FLOORS: tuple[tuple[float, float], ...] = ((0.80, 0.04), (0.80, 0.02), (0.80, 0.0), (-1.0, 0.0))
+"""The solo-match floors (semantic_floor, semantic_margin) the "share + floor" row chooses among with the
+share: the product's (0.80, and 0.04 over the pool's median), lower margins, and the pool's median alone (-1, 0).
+`solo_match_floor` raises the floor to median + margin once the pool holds five hits."""
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
-ROWS = ("lexical", "semantic", "old fused 0.6", "fixed share (LOSO)", "adaptive (LOSO)")
+ROWS = (
+    "lexical",
+    "semantic",
+    "old fused 0.6",
+    "fixed share (LOSO)",
+    "share + floor (LOSO)",
+    "adaptive (LOSO)",
+)
 RERANK_ROW = "adaptive + rerank"
 
 
@@ -417,6 +428,26 @@ def choose_share(tables: Sequence[Table]) -> float:
     return float(GRID[min(best, key=lambda i: abs(GRID[i] - 0.5))])
 
 
+def choose_share_and_floor(
+    tables: dict[tuple[float, float], Sequence[Table]],
+) -> tuple[tuple[float, float], float]:
+    """The (floor, share) pair with the best mean utility, every set weighing the same; ties go to the
+    product's floor (the first of `FLOORS`), then the share nearest 0.5."""
+    best: tuple[float, tuple[float, float], float] | None = None
+    for floor in FLOORS:
+        share = choose_share(tables[floor])
+        col = GRID.index(share)
+        value = float(np.mean([t.u[:, col].mean() for t in tables[floor]]))
+        if best is None or value > best[0] + 1e-12:
+            best = (value, floor, share)
+    assert best is not None
+    return best[1], best[2]
+
+
+def floor_params(params: RankingParams, floor: tuple[float, float]) -> RankingParams:
+    return params.model_copy(update={"semantic_floor": floor[0], "semantic_margin": floor[1]})
+
+
 def fit_model(
     tables: Sequence[Table],
     lam: float,
@@ -500,6 +531,8 @@ def evaluate_rows(
     share: float,
     model: FusionModel,
     reranker: Reranker | None = None,
+    floor: tuple[float, float] | None = None,
+    floor_share: float | None = None,
 ) -> dict[str, dict[str, float]]:
     """The rows for one left-out set, through the product's own fusion code (and reranker, when given)."""
     rows = (*ROWS, RERANK_ROW) if reranker is not None else ROWS
@@ -508,10 +541,14 @@ def evaluate_rows(
     degraded: list[str] = []
     old = params.model_copy(update={"lexical_share": OLD_SHARE})
     fixed = params.model_copy(update={"lexical_share": share})
+    floored = floor_params(params, floor or FLOORS[0]).model_copy(
+        update={"lexical_share": share if floor_share is None else floor_share}
+    )
     shares: list[float] = []
     for q in lanes.queries:
         kept_old, _ = fuse_with_weak(q.lexical, q.semantic, old)
         kept_fix, weak_fix = fuse_with_weak(q.lexical, q.semantic, fixed)
+        kept_fl, weak_fl = fuse_with_weak(q.lexical, q.semantic, floored)
         kept_ad, weak_ad, s = fuse_adaptive(q.text, q.lexical, q.semantic, params, model)
         shares.append(s)
         ranked = {
@@ -519,6 +556,7 @@ def evaluate_rows(
             "semantic": to_docs([c for c, _ in q.semantic]),
             "old fused 0.6": to_docs([c.chunk_id for c in kept_old]),
             "fixed share (LOSO)": to_docs([c.chunk_id for c in kept_fix + weak_fix]),
+            "share + floor (LOSO)": to_docs([c.chunk_id for c in kept_fl + weak_fl]),
             "adaptive (LOSO)": to_docs([c.chunk_id for c in kept_ad + weak_ad]),
         }
         if reranker is not None:
@@ -559,16 +597,23 @@ def loso(
         raise LosoError("leave-one-set-out needs at least two dumped sets")
     params = params or RankingParams()
     tables = {s.name: build_table(s, params) for s in sets}
+    by_floor = {
+        floor: {s.name: build_table(s, floor_params(params, floor)) for s in sets} for floor in FLOORS
+    }
     results: dict[str, Any] = {}
     for s in sets:
         train = [tables[o.name] for o in sets if o.name != s.name]
         share = choose_share(train)
+        floor, floor_share = choose_share_and_floor(
+            {f: [t[o.name] for o in sets if o.name != s.name] for f, t in by_floor.items()}
+        )
         model, lam = choose_model(train)
-        rows = evaluate_rows(s, params, share, model, reranker)
+        rows = evaluate_rows(s, params, share, model, reranker, floor, floor_share)
         results[s.name] = {
             "queries": len(s.queries),
             "trained_on": [t.name for t in train],
             "fixed_share": share,
+            "floor": {"semantic_floor": floor[0], "semantic_margin": floor[1], "share": floor_share},
             "lambda": lam,
             "model": model.model_dump(include={"features", "weights", "bias"}),
             "rows": rows,
@@ -606,13 +651,17 @@ def render(results: dict[str, Any]) -> str:
             share = {
                 "old fused 0.6": "0.6 (in-sample)",
                 "fixed share (LOSO)": f"{r['fixed_share']:.2f}",
+                "share + floor (LOSO)": (
+                    f"{r['floor']['share']:.2f}, floor {r['floor']['semantic_floor']:g}"
+                    f" + {r['floor']['semantic_margin']:g}"
+                ),
                 "adaptive (LOSO)": f"mean {m.get('share_mean', 0):.2f}",
             }.get(row, "")
             lines.append(
                 f"| {name} | {r['queries']} | {row} | {m['hit@1']:.3f} | {m['hit@10']:.3f} | "
                 f"{m['ndcg@10']:.3f} | {share} |"
             )
-    for row in ("fixed share (LOSO)", "adaptive (LOSO)"):
+    for row in ("fixed share (LOSO)", "share + floor (LOSO)", "adaptive (LOSO)"):
         ge, strict, fails = check_targets(results, row)
         lines.append("")
         lines.append(

@@ -173,3 +173,33 @@ def test_cuts_keep_whole_conversations_or_answers_plus_distractors(tmp_path: Pat
     kept = {loso.row_doc(c) for q in cut.queries for c, _ in q.lexical + q.semantic}
     assert cut.name == "flat-sample1-d2" and cut.meta["subset"]["docs"] >= 3
     assert len(kept) <= cut.meta["subset"]["docs"] and all(set(q.relevant) <= kept for q in cut.queries)
+
+
+def _floor_set(name: str, needs_no_floor: bool, n: int = 4) -> loso.SetLanes:
+    """`z` is relevant. needs_no_floor: BM25 finds only the wrong `a`, and `z` is a semantic-only hit under
+    the product's floor (0.78 < 0.80): weak, listed after `a`. Otherwise BM25 finds `z` and the
+    semantic-only `a` under the floor is the wrong one."""
+    queries = []
+    for i in range(n):
+        right, wrong = f"z{i}", f"a{i}"
+        if needs_no_floor:
+            lexical, semantic = [(wrong, 10.0)], [(right, 0.78), (wrong, 0.70)]
+        else:
+            lexical, semantic = [(right, 10.0)], [(wrong, 0.78), (right, 0.70)]
+        queries.append(loso.QueryLanes(f"q{i}", f"query {i}", [right], lexical, semantic))
+    return loso.SetLanes(name, queries, {"set": name})
+
+
+def test_the_floor_is_chosen_with_the_share_without_the_set_left_out() -> None:
+    sets = [_floor_set("low1", True), _floor_set("low2", True), _floor_set("high", False)]
+    results = loso.loso(sets)
+    high = results["high"]
+    # chosen on low1 and low2, which need the floor lowered to the pool's median (pool < 5: -1) and a
+    # share under 0.5; on "high" that lists the wrong semantic-only hit first
+    assert high["floor"] == {"semantic_floor": -1.0, "semantic_margin": 0.0, "share": 0.45}
+    assert high["rows"]["share + floor (LOSO)"]["hit@1"] == 0.0
+    assert high["rows"]["fixed share (LOSO)"]["hit@1"] == 1.0  # the product's floor keeps `a` weak
+    # low1 left out: on low2 and high the two floors tie (one set each): the product's floor is kept
+    assert results["low1"]["floor"]["semantic_floor"] == loso.FLOORS[0][0]
+    assert results["low1"]["rows"]["share + floor (LOSO)"]["hit@1"] == 0.0
+    assert "share + floor (LOSO): ≥ better lane" in loso.render(results)
