@@ -174,9 +174,7 @@ def evidence_rank(
 
 def lane_params(engine: Any) -> Any:
     """The engine's parameters with conversation context off: what the lanes and the old fused list ran with."""
-    return engine.params.model_copy(
-        update={"conversation_neighbour_weight": 0.0, "conversation_reply_weight": 0.0}
-    )
+    return engine.params.without_conversation_context()
 
 
 def summarize(ranks: list[int | None]) -> dict[str, float]:

@@ -39,12 +39,13 @@ from eval.bench_locomo import (
     locomo_export,
     summarize,
 )
+from hippo_core.ranking import CONVERSATION_CONTEXT
 
 NEIGHBOUR_GRID = (0.0, 0.2, 0.3, 0.5, 0.75)
 REPLY_GRID = (0.0, 0.1, 0.2, 0.3)
 SPEAKER_GRID = (0.0, 0.1, 0.2, 0.3)
 Point = tuple[float, float, float]
-WEIGHTS = ("conversation_neighbour_weight", "conversation_reply_weight", "conversation_speaker_boost")
+WEIGHTS = CONVERSATION_CONTEXT  # the grid's axes, in the order of `Point`
 
 
 class KnownQueries:

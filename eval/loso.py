@@ -541,7 +541,7 @@ def evaluate_rows(
     degraded: list[str] = []
     old = params.model_copy(update={"lexical_share": OLD_SHARE})
     fixed = params.model_copy(update={"lexical_share": share})
-    floored = floor_params(params, floor or FLOORS[0]).model_copy(
+    floored = (floor_params(params, floor) if floor else params).model_copy(
         update={"lexical_share": share if floor_share is None else floor_share}
     )
     shares: list[float] = []

@@ -13,6 +13,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+CONVERSATION_CONTEXT = (
+    "conversation_neighbour_weight",
+    "conversation_reply_weight",
+    "conversation_speaker_boost",
+)
+"""The weights of the conversation-context stage (`RankingParams.without_conversation_context` sets them to 0)."""
+
 
 class RankingParams(BaseModel, frozen=True):
     """Every parameter that changes the order of search results."""
@@ -94,6 +101,10 @@ class RankingParams(BaseModel, frozen=True):
     governance: bool = True
     freshness_half_life_days: float = Field(default=365.0, gt=0)
     freshness_floor: float = Field(default=0.85, ge=0, le=1)
+
+    def without_conversation_context(self) -> RankingParams:
+        """These parameters with the conversation-context stage off (each lane alone, fusion alone)."""
+        return self.model_copy(update=dict.fromkeys(CONVERSATION_CONTEXT, 0.0))
 
 
 class Candidate(BaseModel):

@@ -45,6 +45,7 @@ from hippo_core.chunking import split_sections
 from hippo_core.conversation_context import Place, named_speaker, speaker_label, with_context
 from hippo_core.evidence import Evidence, EvidenceParams, content_terms, coverage, gap_kind, normalize_query
 from hippo_core.ranking import (
+    CONVERSATION_CONTEXT,
     Candidate,
     RankingParams,
     alias_named,
@@ -426,12 +427,7 @@ def context_stage(
     """Conversation turns re-scored with their neighbours' fused scores and the speaker the query names;
     the order is then by the new score, weak candidates still after the others. Unchanged when every
     context weight is 0 or no candidate is a turn (a message or exchange row)."""
-    weights = (
-        params.conversation_neighbour_weight,
-        params.conversation_reply_weight,
-        params.conversation_speaker_boost,
-    )
-    if not any(weights):
+    if not any(getattr(params, name) for name in CONVERSATION_CONTEXT):
         return candidates
     places = turn_places(snap, candidates)
     if not places:
@@ -445,7 +441,13 @@ def context_stage(
             speakers[cid] = speaker_label(rows.value("text", i), rows.value("role", i))
         named = named_speaker(query, speakers.values())
     scores = with_context(
-        {c.chunk_id: c.score for c in candidates}, places, *weights[:2], speakers, named, weights[2]
+        {c.chunk_id: c.score for c in candidates},
+        places,
+        params.conversation_neighbour_weight,
+        params.conversation_reply_weight,
+        speakers,
+        named,
+        params.conversation_speaker_boost,
     )
     out = [c.model_copy(update={"score": scores[c.chunk_id]}) for c in candidates]
     return sorted(out, key=lambda c: (c.weak, -c.score, c.chunk_id))

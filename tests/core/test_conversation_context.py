@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hippo_core.conversation_context import Place, named_speaker, speaker_label, turn_scores, with_context
+from hippo_core.ranking import CONVERSATION_CONTEXT, RankingParams
 
 # Conversation A: turns 0-3; conversation B: turn 1. "a1x" is the exchange row of turn A1 (same place).
 PLACES = {
@@ -74,3 +75,15 @@ def test_the_named_speakers_turns_are_multiplied_after_the_context() -> None:
     assert out["a0"] == pytest.approx((0.2 + 0.45 + 0.09) * 1.2)
     assert out["a3"] == pytest.approx(0.4 * 1.2) and out["a1"] == pytest.approx(0.5 + 0.1)
     assert out["b1"] == pytest.approx(1.0) and out["note"] == pytest.approx(0.7)  # no speaker known
+
+
+def test_without_conversation_context_turns_every_context_weight_off() -> None:
+    on = RankingParams()
+    assert all(getattr(on, name) > 0 for name in CONVERSATION_CONTEXT)  # the shipped defaults use the stage
+    off = on.without_conversation_context()
+    assert all(getattr(off, name) == 0 for name in CONVERSATION_CONTEXT)
+    assert off.model_dump(exclude=set(CONVERSATION_CONTEXT)) == on.model_dump(
+        exclude=set(CONVERSATION_CONTEXT)
+    )
+    fields = {n for n in RankingParams.model_fields if n.startswith("conversation_")}
+    assert fields == set(CONVERSATION_CONTEXT)  # a new context weight must be listed to be switched off
