@@ -28,8 +28,8 @@ from eval.golden import (
     throwaway_engine,
     validate,
 )
-from hippo_core.calibration import Calibration, best_threshold, precision_threshold, recall_threshold
-from hippo_core.ranking import RankingParams
+from hippo_core.ranking.calibration import Calibration, best_threshold, precision_threshold, recall_threshold
+from hippo_core.ranking.ranking import RankingParams
 from hippo_core.settings import HippoSettings
 from hippo_resources import Embedder, build_embedder
 

@@ -20,9 +20,9 @@ from pathlib import Path
 
 from eval.beir import DEFAULT_DATA, BeirError, load_beir, passage_text, select_queries
 from eval.metrics import evaluate
-from hippo_core.bm25 import BM25Index
-from hippo_core.ranking import RankingParams
-from hippo_core.tokenize import DEFAULT_MORPH_TAGS, Tokenizer, TokenizerConfig, get_kiwi
+from hippo_core.index.bm25 import BM25Index
+from hippo_core.index.tokenize import DEFAULT_MORPH_TAGS, Tokenizer, TokenizerConfig, get_kiwi
+from hippo_core.ranking.ranking import RankingParams
 from hippo_search.pipeline import lexical_lane
 
 KOREAN_SETS = ("korquad1", "ko-welfare", "msmarco-ko")

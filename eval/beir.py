@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hippo_core.segments import exchange_text
+from hippo_core.index.segments import exchange_text
 
 __all__ = ["BeirError", "BeirSet", "Doc", "Query", "load_beir", "passage_text"]
 

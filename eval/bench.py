@@ -69,9 +69,9 @@ from eval.bench_diagnostics import (
 )
 from eval.bench_render import render_markdown
 from eval.metrics import evaluate, score_query
-from hippo_core.bm25 import BM25Index
-from hippo_core.ranking import Candidate, RankingParams, solo_match_floor
-from hippo_core.tokenize import Tokenizer, get_kiwi
+from hippo_core.index.bm25 import BM25Index
+from hippo_core.index.tokenize import Tokenizer, get_kiwi
+from hippo_core.ranking.ranking import Candidate, RankingParams, solo_match_floor
 from hippo_search.pipeline import fuse_lanes, lexical_lane, semantic_lane
 
 __all__ = [
@@ -102,7 +102,7 @@ class BenchOptions:
     params: RankingParams = field(default_factory=RankingParams)
     exchanges: bool | None = None
     """Index each doc also with the end of the doc before it in its conversation, as the product indexes a
-    conversation message (`hippo_core.segments.exchange_text`); default: on in per-conversation mode."""
+    conversation message (`hippo_core.index.segments.exchange_text`); default: on in per-conversation mode."""
     variants: dict[str, RankingParams] = field(default_factory=dict)
     """Extra fused rows from the same lane results with other RankingParams (diagnostics, not product)."""
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from hippo_core.bm25 import BM25Index
-from hippo_core.ranking import RankingParams
+from hippo_core.index.bm25 import BM25Index
+from hippo_core.ranking.ranking import RankingParams
 
 LANES: tuple[str, ...] = ("lexical", "semantic", "fused")
 NO_FLOOR = "fused_no_floor"
@@ -51,7 +51,7 @@ def reference_top(scores: np.ndarray, k: int) -> list[int]:
 
 def same_ranking(ours: list[int], ref_scores: np.ndarray, k: int, rel: float = 1e-12) -> bool:
     """Our top k is rank_bm25's, up to the order of docs whose reference scores differ by at most `rel`
-    (relative): our `average_idf` is a canonical sum (`hippo_core.bm25.canonical_average_idf`), rank_bm25's
+    (relative): our `average_idf` is a canonical sum (`hippo_core.index.bm25.canonical_average_idf`), rank_bm25's
     a running one, so a floored idf may differ in the last bit and flip docs rank_bm25 scores alike."""
     want = reference_top(ref_scores, k)
     if ours == want:
@@ -145,7 +145,12 @@ def git_version() -> str:
     import subprocess
 
     root = Path(__file__).resolve().parents[1]
-    paths = ["hippo_core/ranking.py", "hippo_core/bm25.py", "hippo_core/tokenize.py", "hippo_resources"]
+    paths = [
+        "hippo_core/ranking/ranking.py",
+        "hippo_core/index/bm25.py",
+        "hippo_core/index/tokenize.py",
+        "hippo_resources",
+    ]
     try:
         head = subprocess.run(
             ["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True, check=True

@@ -20,8 +20,8 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from eval.bench_diagnostics import reference_top, same_ranking
-from hippo_core.bm25 import BM25Index
-from hippo_core.tokenize import Tokenizer
+from hippo_core.index.bm25 import BM25Index
+from hippo_core.index.tokenize import Tokenizer
 
 
 def load_beir(folder: Path) -> tuple[list[str], list[str], list[tuple[str, str]], dict[str, set[str]]]:

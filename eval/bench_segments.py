@@ -30,13 +30,13 @@ import numpy as np
 import polars as pl
 
 from eval.scale_system import loadavg, log, print_figures
-from hippo_core.bm25 import BM25Index, BM25Params
+from hippo_core.index.bm25 import BM25Index, BM25Params
 from hippo_resources import LexicalStore, VectorStore
 from hippo_resources.tables import row_hashes
 from hippo_search.pipeline import lexical_lane, load_snapshot
 
 try:  # this code; main has no segments
-    from hippo_core.bm25_update import Generation
+    from hippo_core.index.bm25_update import Generation
 
     SEGMENTS = True
 except ImportError:
@@ -244,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 snap = load_snapshot(store, vectors, store.manifest(), snap)
         else:
-            from hippo_core.bm25 import TermCounts
+            from hippo_core.index.bm25 import TermCounts
 
             t, counts = timed(lambda: TermCounts.from_tokens(tokens).first_seen_order())
             t2, index = timed(lambda: BM25Index.from_counts(counts))

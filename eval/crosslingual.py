@@ -22,8 +22,8 @@ from typing import Any
 from eval.beir import CORPUS_FILE, DEFAULT_DATA, QRELS_FILE, QUERIES_FILE, BeirError
 from eval.loso import DEFAULT_CACHE, LosoError, SetLanes, dump_set, load_dump, to_docs
 from eval.metrics import score_query
-from hippo_core.adaptive_fusion import FusionModel, fuse_adaptive, fuse_with_weak, load_model
-from hippo_core.ranking import RankingParams
+from hippo_core.ranking.adaptive_fusion import FusionModel, fuse_adaptive, fuse_with_weak, load_model
+from hippo_core.ranking.ranking import RankingParams
 
 DIRECTIONS = {"xling-ko2en": ("msmarco-ko", "msmarco-en"), "xling-en2ko": ("msmarco-en", "msmarco-ko")}
 DEFAULT_OUT = Path("~/.cache/hippocampus/crosslingual")

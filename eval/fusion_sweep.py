@@ -30,9 +30,9 @@ from eval.beir import (
 )
 from eval.bench import DEFAULT_CACHE
 from eval.metrics import evaluate
-from hippo_core.bm25 import BM25Index
-from hippo_core.ranking import RankingParams
-from hippo_core.tokenize import Tokenizer
+from hippo_core.index.bm25 import BM25Index
+from hippo_core.index.tokenize import Tokenizer
+from hippo_core.ranking.ranking import RankingParams
 from hippo_search.pipeline import fuse_lanes, lexical_lane
 
 

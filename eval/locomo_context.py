@@ -6,7 +6,7 @@ Every conversation of the set is loaded once, as `eval.bench_locomo` loads one (
 through the dlt asset, then the index assets; messages and exchange rows, no segments), and every question
 is searched inside its own conversation by the product's `SearchEngine.search`, for each point of a small
 grid of `conversation_neighbour_weight` × `conversation_reply_weight` × `conversation_speaker_boost`
-(hippo_core/conversation_context.py).
+(hippo_core/ranking/conversation_context.py).
 For each conversation left out in turn, the point with the best Hit@1 + Hit@10 over the questions of the
 other conversations is chosen and measured on the one left out; the report gives, per conversation, the
 lexical lane, the semantic lane, the fused list without context and with the weights chosen without it.
@@ -39,7 +39,7 @@ from eval.bench_locomo import (
     locomo_export,
     summarize,
 )
-from hippo_core.ranking import CONVERSATION_CONTEXT
+from hippo_core.ranking.ranking import CONVERSATION_CONTEXT
 
 NEIGHBOUR_GRID = (0.0, 0.2, 0.3, 0.5, 0.75)
 REPLY_GRID = (0.0, 0.1, 0.2, 0.3)

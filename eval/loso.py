@@ -3,7 +3,7 @@
     python -m eval.loso dump [DATA_DIR] [--sets a,b] [--max-queries N] [--embed-passages]
         [--doc-sample N [--distractors M]] [--conversations K|a,b]
     python -m eval.loso [run] [--sets a,b] [--json out.json]
-    python -m eval.loso train [--out hippo_core/adaptive_fusion.json]
+    python -m eval.loso train [--out hippo_core/ranking/adaptive_fusion.json]
 
 `dump` builds each set once the way `eval.bench` does (same rows, exchange rows per conversation, same
 analyzer, bigram weight and pools, the shared embedding cache) and writes every query's two lane lists with
@@ -17,7 +17,7 @@ that is cheap: no re-embedding.
 
 `run` (the default) scores, for each dumped set left out in turn: the lexical lane, the semantic lane, the
 old fused list (convex, `lexical_share` 0.6, a share chosen in-sample on all six sets: labelled so), a fixed
-share chosen on the other sets, and query-adaptive fusion (`hippo_core.adaptive_fusion`) trained on the
+share chosen on the other sets, and query-adaptive fusion (`hippo_core.ranking.adaptive_fusion`) trained on the
 other sets, its signal set and regularization chosen by an inner leave-one-set-out over those same sets.
 The two new rows return weak hits (semantic-only hits under the floor) after the others, as the product does.
 
@@ -56,7 +56,7 @@ from eval.beir import (
     select_queries,
 )
 from eval.metrics import score_query
-from hippo_core.adaptive_fusion import (
+from hippo_core.ranking.adaptive_fusion import (
     BASE_FEATURES,
     FEATURES,
     FusionModel,
@@ -64,8 +64,8 @@ from hippo_core.adaptive_fusion import (
     fuse_with_weak,
     lane_signals,
 )
-from hippo_core.ranking import RankingParams, solo_match_floor
-from hippo_core.rerank import reorder
+from hippo_core.ranking.ranking import RankingParams, solo_match_floor
+from hippo_core.ranking.rerank import reorder
 from hippo_resources.reranker import Reranker
 
 DEFAULT_DUMPS = Path("~/.cache/hippocampus/loso")
@@ -164,8 +164,8 @@ def dump_set(
     share ids (MS MARCO en/ko). `distractors`: that many more docs, a seeded sample of the rest, so the cut is
     not only answers (named `<set>-sample<N>-d<M>`). `conversations`: a conversation set cut to a seeded
     sample of that many whole conversations and their questions (named `<set>-conv<K>`)."""
-    from hippo_core.bm25 import BM25Index
-    from hippo_core.tokenize import Tokenizer, is_bigram
+    from hippo_core.index.bm25 import BM25Index
+    from hippo_core.index.tokenize import Tokenizer, is_bigram
     from hippo_resources.embedder import Embedder
 
     say = progress or (lambda _m: None)
@@ -364,7 +364,7 @@ def utility(m: dict[str, float]) -> float:
 def grid_ranked(q: QueryLanes, params: RankingParams, grid: Sequence[float] = GRID) -> list[list[str]]:
     """Doc top-10 of convex fusion (kept, then weak hits) at every share of `grid`, in one pass.
 
-    The same arithmetic as `hippo_core.ranking.fuse` (tests check they agree), vectorized over shares.
+    The same arithmetic as `hippo_core.ranking.ranking.fuse` (tests check they agree), vectorized over shares.
     """
     lex, sem = q.lexical, q.semantic
     ids = list(dict.fromkeys([c for c, _ in lex] + [c for c, _ in sem]))

@@ -18,7 +18,7 @@ from typing import Any
 
 from eval.beir import DEFAULT_DATA, BeirError, beir_folders, load_beir
 from eval.bench import DEFAULT_CACHE, BenchOptions, render_markdown, run_benchmark
-from hippo_core.ranking import RankingParams
+from hippo_core.ranking.ranking import RankingParams
 
 LANES = ("lexical", "semantic", "fused")
 # Measured beside the shipped fusion in every run, so the report shows what the choice of fusion buys.

@@ -196,7 +196,7 @@ def run(
     log(f"watcher: first pass (nothing to embed) {figures['noop_run_s']['value']:.1f} s")
 
     sys.path.insert(0, str(REPO))
-    from hippo_core.vault_changes import changed_paths
+    from hippo_core.vault.vault_changes import changed_paths
     from hippo_resources.vault import Vault
     from sensors.vault import vault_look
 

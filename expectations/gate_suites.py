@@ -1,6 +1,6 @@
 """The seven promotion gates as a Great Expectations suite over a per-card table of gate facts.
 
-`hippo_core.gates.gate_row` builds one row per card: `card`, then `gate_<name>` (bool) and `why_<name>`
+`hippo_core.wiki.gates.gate_row` builds one row per card: `card`, then `gate_<name>` (bool) and `why_<name>`
 (reason) for each gate. The suite expects every `gate_<name>` to be True; the check metadata names
 each failing card, gate and reason.
 """
@@ -13,7 +13,7 @@ import polars as pl
 from dagster import AssetCheckResult, MetadataValue
 
 from expectations.runner import check_result
-from hippo_core.gates import GATES
+from hippo_core.wiki.gates import GATES
 
 GATE_SCHEMA: dict[str, pl.DataType] = {"card": pl.Utf8()}
 for _g in GATES:

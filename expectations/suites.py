@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hippo_core.vault_layout import LANES
+from hippo_core.vault.vault_layout import LANES
 
 NORM_TOLERANCE = 1e-3
 

@@ -7,12 +7,12 @@ from dagster import Definitions, in_process_executor, multiprocess_executor
 
 from hippo_assets.backups import definitions as backups_defs
 from hippo_assets.compile import definitions as compile_defs
+from hippo_assets.ghost import definitions as work_defs
 from hippo_assets.index import definitions as index_defs
 from hippo_assets.ingest import definitions as ingest_defs
 from hippo_assets.memory import definitions as memory_defs
 from hippo_assets.publish import definitions as publish_defs
 from hippo_assets.quality import definitions as quality_defs
-from hippo_assets.work import definitions as work_defs
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 

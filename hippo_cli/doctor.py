@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from pydantic import SecretStr, ValidationError
 
-from hippo_core import vault_layout
 from hippo_core.settings import PREFIX, HippoSettings, env_names
+from hippo_core.vault import vault_layout
 
 Status = Literal["OK", "WARN", "FAIL"]
 MIN_PYTHON = (3, 11)

@@ -8,11 +8,11 @@ from typing import Any, TextIO
 
 from dagster import Definitions, JobDefinition
 
-from hippo_core import approvals
-from hippo_core.cards import fingerprint
-from hippo_core.gates import latest_verdicts
 from hippo_core.settings import HippoSettings
-from hippo_core.vault_layout import GATES_DIR
+from hippo_core.vault.vault_layout import GATES_DIR
+from hippo_core.wiki import approvals
+from hippo_core.wiki.cards import fingerprint
+from hippo_core.wiki.gates import latest_verdicts
 from hippo_resources import Vault
 
 
@@ -134,7 +134,7 @@ def run_named_job(
     compile runs once per pending source; with nothing pending it makes no run and no LLM call."""
     from hippo_assets.definitions import build_definitions
     from hippo_cli.runner import run_job
-    from hippo_core.compile_queue import PARTITIONS, partition_key_for
+    from hippo_core.wiki.compile_queue import PARTITIONS, partition_key_for
     from sensors.compile import pending_sources
 
     out = out or sys.stderr

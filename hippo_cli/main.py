@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from hippo_cli.signals import restore_interrupt_signals
+from hippo_core.safety.text_input import BadTextError
 from hippo_core.settings import HippoSettings
-from hippo_core.text_input import BadTextError
 
 
 class FormatNames(Sequence[str]):
@@ -459,7 +459,7 @@ def _agent_hook(argv: list[str]) -> int:
     """`hippo hook claude-code|codex` runs at every agent session start and end: no parser, no imports
     beyond the hook's own, and never a failure for the agent (exit 0 whatever happens)."""
     try:
-        from hippo_work.hooks import main as hook_main
+        from hippo_cli.hooks.session import main as hook_main
     except BaseException as exc:  # noqa: BLE001 - never fail the agent
         print(f"hippo hook: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 0

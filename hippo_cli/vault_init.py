@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from hippo_core import frontmatter, vault_layout
+from hippo_core.vault import frontmatter, vault_layout
 from hippo_resources.vault import Vault
 
 

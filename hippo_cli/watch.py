@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from hippo_core.settings import HippoSettings
-from hippo_core.vault_changes import Stat, changed_paths
+from hippo_core.vault.vault_changes import Stat, changed_paths
 from hippo_resources.vault import Vault, pipeline_owned
 
 # Without events (a network file system, an overflowing inotify queue), look anyway this often.
@@ -174,7 +174,7 @@ def _warm_up(say: Callable[[str], None] | None = None) -> None:
     (seconds; one instance then serves every run of this process) and Great Expectations (the checks of
     changed tables). The first edit is then searchable without waiting for either."""
     from expectations.runner import warm_up
-    from hippo_core.tokenize import get_kiwi
+    from hippo_core.index.tokenize import get_kiwi
 
     started = time.monotonic()
     get_kiwi()

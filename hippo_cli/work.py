@@ -32,13 +32,13 @@ def _print_json(data: Any) -> None:
 
 def _project(args: argparse.Namespace, settings: HippoSettings) -> str:
     """--project, else HIPPO_PROJECT, else the git repository (or folder) the command runs in."""
-    from hippo_work.hooks import project_for
+    from hippo_cli.hooks.session import project_for
 
     return project_for(str(Path.cwd()), args.project or settings.project)
 
 
 def cmd_work(args: argparse.Namespace, settings: HippoSettings) -> int:
-    from hippo_core.work_memory import WorkMemoryError, render_resume_text
+    from hippo_core.agents.work_memory import WorkMemoryError, render_resume_text
     from hippo_work.wiring import work_memory
 
     memory = work_memory(settings)
@@ -87,7 +87,7 @@ def cmd_work(args: argparse.Namespace, settings: HippoSettings) -> int:
 
 def cmd_hook(args: argparse.Namespace, settings_of: SettingsOf) -> int:
     if args.hook_command in HOOK_AGENTS:
-        from hippo_work.hooks import main as hook_main
+        from hippo_cli.hooks.session import main as hook_main
 
         extra = [
             *(["--project", args.project] if args.project else []),
@@ -95,7 +95,7 @@ def cmd_hook(args: argparse.Namespace, settings_of: SettingsOf) -> int:
         ]
         return hook_main([args.hook_command, *extra])
     if args.hook_command == "log":
-        from hippo_work.hooks import recent_log
+        from hippo_cli.hooks.session import recent_log
 
         print("\n".join(recent_log(os.environ, args.lines)))
         return 0
@@ -152,7 +152,7 @@ def hook_install(args: argparse.Namespace, settings: HippoSettings) -> int:
 
 
 def cmd_ghost_audit(args: argparse.Namespace, settings: HippoSettings) -> int:
-    from hippo_core.work_memory import WorkMemoryError
+    from hippo_core.agents.work_memory import WorkMemoryError
     from hippo_work.wiring import ghost_layer
 
     try:
@@ -172,7 +172,7 @@ def cmd_ghost_audit(args: argparse.Namespace, settings: HippoSettings) -> int:
 
 
 def cmd_mcp(settings: HippoSettings) -> int:
-    from hippo_server.mcp_work import build_stdio_server
+    from hippo_server.mcp.work import build_stdio_server
 
     mcp, caps = build_stdio_server(settings)
     for line in caps.why:

@@ -5,7 +5,7 @@ OpenAI-compatible HTTP endpoint. Every return path checks dimension, finiteness 
 content-addressed cache (keyed by `embed_hash`) makes re-runs free.
 
 The HTTP backend keeps one pooled `httpx.Client` per resource instance (threads share it, so TLS and
-connections are set up once), sends batches sized by estimated tokens (`hippo_core.embed_batches`), and
+connections are set up once), sends batches sized by estimated tokens (`hippo_core.index.embed_batches`), and
 retries 408/429/5xx answers and transport errors with exponential backoff and full jitter (tenacity),
 waiting at least what a `Retry-After` header asks. After the last attempt it raises `EmbedderError`
 with the reason. A query gets fewer attempts than a batch of passages: a search must fall back to the
@@ -31,8 +31,8 @@ import tenacity
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import PrivateAttr
 
-from hippo_core.embed_batches import token_batches
-from hippo_core.fingerprints import embed_hash
+from hippo_core.index.embed_batches import token_batches
+from hippo_core.vault.fingerprints import embed_hash
 
 Role = Literal["query", "passage"]
 NORM_TOLERANCE = 1e-3

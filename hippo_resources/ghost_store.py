@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from hippo_core.ghost import GhostMemory
-from hippo_core.scrub import scrub
-from hippo_core.work_memory import Refused, screen, validate_id, validate_project
+from hippo_core.agents.ghost import GhostMemory
+from hippo_core.agents.work_memory import Refused, screen, validate_id, validate_project
+from hippo_core.safety.scrub import scrub
 from hippo_resources.sql_access import dialect_ddl
 from hippo_resources.sql_store import SqlStore
 

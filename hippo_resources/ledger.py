@@ -18,7 +18,7 @@ from typing import Any
 
 from dagster import ConfigurableResource
 
-from hippo_core.scrub import scrub_value
+from hippo_core.safety.scrub import scrub_value
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS query_log (

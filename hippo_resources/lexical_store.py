@@ -34,8 +34,8 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from dagster import ConfigurableResource
 
-from hippo_core.bm25 import Base, BM25Index, BM25Params, Delta, TermCounts
-from hippo_core.bm25_update import BaseRows, Generation, Update
+from hippo_core.index.bm25 import Base, BM25Index, BM25Params, Delta, TermCounts
+from hippo_core.index.bm25_update import BaseRows, Generation, Update
 from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic
 
 MANIFEST = "CURRENT.json"

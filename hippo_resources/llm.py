@@ -12,9 +12,9 @@ from typing import Any, TypeVar
 from dagster import ConfigurableResource
 from pydantic import BaseModel, Field
 
-from hippo_core.cards import CompileOutput
-from hippo_core.compile_offline import JudgeVerdict, RelatedPage
-from hippo_core.prompts import COMPILER_SYSTEM, JUDGE_SYSTEM, compile_prompt, judge_prompt
+from hippo_core.wiki.cards import CompileOutput
+from hippo_core.wiki.compile_offline import JudgeVerdict, RelatedPage
+from hippo_core.wiki.prompts import COMPILER_SYSTEM, JUDGE_SYSTEM, compile_prompt, judge_prompt
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -14,8 +14,8 @@ import httpx
 from dagster import ConfigurableResource
 from pydantic import BaseModel
 
-from hippo_core.rerank import MalformedRerank, parse_scores
-from hippo_core.scrub import scrub
+from hippo_core.ranking.rerank import MalformedRerank, parse_scores
+from hippo_core.safety.scrub import scrub
 
 
 class RerankOutcome(BaseModel):

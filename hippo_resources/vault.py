@@ -26,15 +26,16 @@ from typing import Any
 from dagster import ConfigurableResource, InitResourceContext
 from pydantic import PrivateAttr
 
-from hippo_core import approvals, frontmatter, vault_layout
-from hippo_core.approvals import ApprovalLine, LineState
-from hippo_core.cards import Card, parse_card
-from hippo_core.documents import foreign_value_report, parse_document
 from hippo_core.extract import ExtractLimits
-from hippo_core.frontmatter import Frontmatter, FrontmatterError
-from hippo_core.ignore import APP_FOLDERS, IGNORE_FILE, IgnoreRule, is_ignored, parse_ignore
-from hippo_core.sources import SourceFile, read_source_file
-from hippo_core.text_input import BadTextError, decode_utf8
+from hippo_core.safety.text_input import BadTextError, decode_utf8
+from hippo_core.vault import frontmatter, vault_layout
+from hippo_core.vault.documents import foreign_value_report, parse_document
+from hippo_core.vault.frontmatter import Frontmatter, FrontmatterError
+from hippo_core.vault.ignore import APP_FOLDERS, IGNORE_FILE, IgnoreRule, is_ignored, parse_ignore
+from hippo_core.vault.sources import SourceFile, read_source_file
+from hippo_core.wiki import approvals
+from hippo_core.wiki.approvals import ApprovalLine, LineState
+from hippo_core.wiki.cards import Card, parse_card
 from hippo_resources.files import write_atomic, write_text_atomic
 
 GIT_IDENTITY = ("-c", "user.name=Hippocampus", "-c", "user.email=hippocampus@localhost")

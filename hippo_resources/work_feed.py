@@ -16,7 +16,7 @@ import datetime as dt
 import secrets
 from typing import Any
 
-from hippo_core.work_memory import (
+from hippo_core.agents.work_memory import (
     Checkpoint,
     CheckpointKind,
     Refused,

@@ -11,8 +11,8 @@ import hashlib
 
 from pydantic import BaseModel, Field
 
-from hippo_core.evidence import Evidence, content_terms, normalize_query, sufficiency
-from hippo_core.text_input import validate_query
+from hippo_core.ranking.evidence import Evidence, content_terms, normalize_query, sufficiency
+from hippo_core.safety.text_input import validate_query
 from hippo_search.envelope import UNTRUSTED_NOTICE, SearchRequest
 from hippo_search.pipeline import SearchEngine
 

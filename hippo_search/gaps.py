@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from hippo_core.evidence import Evidence, gap_kind
+from hippo_core.ranking.evidence import Evidence, gap_kind
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import SearchEngine
 

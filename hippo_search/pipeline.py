@@ -6,11 +6,11 @@ assets, the compiler's related pages, the golden set and the benchmarks.
     1. request   SearchRequest (hippo_search/envelope.py): a validated query, filters and mode
     2. lanes     lexical_lane (BM25 top-k) and semantic_lane (Chroma), the filters applied while drawing;
                  the semantic lane runs only when the query embedder is the one the index was built with
-    3. fusion    fuse_lanes: one candidate list from the two lanes (the math is in hippo_core/ranking.py;
-                 per-query lane weights in hippo_core/adaptive_fusion.py); semantic-only hits under the
+    3. fusion    fuse_lanes: one candidate list from the two lanes (the math is in hippo_core/ranking/ranking.py;
+                 per-query lane weights in hippo_core/ranking/adaptive_fusion.py); semantic-only hits under the
                  solo-match floor stay in the list as weak candidates, after all the others
     3b. context  context_stage: a conversation turn gains from its neighbours' fused scores and from being
-                 said by the speaker the query names (hippo_core/conversation_context.py)
+                 said by the speaker the query names (hippo_core/ranking/conversation_context.py)
     4. sections  rank_sections: governance × freshness × features, best chunk per section, one section per
                  document; weak hits after every hit that cleared the floor; navigation pages left out
                  unless asked for; a query-focused snippet per hit
@@ -37,14 +37,21 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from hippo_core import frontmatter
-from hippo_core.adaptive_fusion import FusionModel, fuse_with_weak, lane_signals, load_model
-from hippo_core.bm25 import BM25Index
-from hippo_core.calibration import load_calibration
-from hippo_core.chunking import split_sections
-from hippo_core.conversation_context import Place, named_speaker, speaker_label, with_context
-from hippo_core.evidence import Evidence, EvidenceParams, content_terms, coverage, gap_kind, normalize_query
-from hippo_core.ranking import (
+from hippo_core.index.bm25 import BM25Index
+from hippo_core.index.chunking import split_sections
+from hippo_core.index.tokenize import Tokenizer, TokenizerConfig, is_bigram
+from hippo_core.ranking.adaptive_fusion import FusionModel, fuse_with_weak, lane_signals, load_model
+from hippo_core.ranking.calibration import load_calibration
+from hippo_core.ranking.conversation_context import Place, named_speaker, speaker_label, with_context
+from hippo_core.ranking.evidence import (
+    Evidence,
+    EvidenceParams,
+    content_terms,
+    coverage,
+    gap_kind,
+    normalize_query,
+)
+from hippo_core.ranking.ranking import (
     CONVERSATION_CONTEXT,
     Candidate,
     RankingParams,
@@ -53,12 +60,12 @@ from hippo_core.ranking import (
     freshness_multiplier,
     governance_multiplier,
 )
-from hippo_core.rerank import reorder
+from hippo_core.ranking.rerank import reorder
+from hippo_core.ranking.snippets import query_snippet
+from hippo_core.safety.text_input import decode_utf8, validate_path_prefix
 from hippo_core.settings import HippoSettings
-from hippo_core.snippets import query_snippet
-from hippo_core.text_input import decode_utf8, validate_path_prefix
-from hippo_core.tokenize import Tokenizer, TokenizerConfig, is_bigram
-from hippo_core.vault_layout import is_navigation_page
+from hippo_core.vault import frontmatter
+from hippo_core.vault.vault_layout import is_navigation_page
 from hippo_resources import (
     ChunkStore,
     Embedder,
@@ -393,7 +400,7 @@ _MODEL: list[FusionModel] = []
 
 
 def fusion_model() -> FusionModel:
-    """The shipped adaptive-fusion weights (hippo_core/adaptive_fusion.json), read once."""
+    """The shipped adaptive-fusion weights (hippo_core/ranking/adaptive_fusion.json), read once."""
     if not _MODEL:
         _MODEL.append(load_model())
     return _MODEL[0]

@@ -16,8 +16,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from hippo_core.safety.text_input import BadTextError, decode_utf8
 from hippo_core.settings import HippoSettings
-from hippo_core.text_input import BadTextError, decode_utf8
 from hippo_resources.vault import VaultError
 from hippo_search.bundle import EvidenceBundle, build_bundle, record_feedback
 from hippo_search.client import store_id
@@ -31,8 +31,8 @@ from hippo_search.envelope import (
 )
 from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine, open_engine
 from hippo_server.conversations import ConversationMemory, register_routes
-from hippo_server.mcp_tools import build_mcp
-from hippo_server.mcp_work import WorkServices
+from hippo_server.mcp.search import build_mcp
+from hippo_server.mcp.work import WorkServices
 from hippo_server.schemas import printable, request_error_message
 from hippo_server.work_routes import register_work_routes
 

@@ -16,11 +16,11 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from hippo_core import frontmatter
-from hippo_core.scanners import find_injections, find_secrets
-from hippo_core.sources import slugify
-from hippo_core.text_input import BadTextError, validate_query
-from hippo_core.vault_layout import INBOX
+from hippo_core.safety.scanners import find_injections, find_secrets
+from hippo_core.safety.text_input import BadTextError, validate_query
+from hippo_core.vault import frontmatter
+from hippo_core.vault.sources import slugify
+from hippo_core.vault.vault_layout import INBOX
 from hippo_resources import Vault
 from hippo_resources.files import create_text_atomic
 from hippo_server.schemas import UNTRUSTED_NOTICE, validation_message

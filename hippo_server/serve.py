@@ -107,7 +107,7 @@ def serve(settings: HippoSettings) -> None:
     that it overlaps the imports instead of following them: Kiwi's model (seconds; kiwipiepy builds it
     without holding the GIL) on one thread right away, the index and the query embedder on another once
     the app exists. A search that comes earlier waits for the part it needs, never loads it twice."""
-    from hippo_core.tokenize import get_kiwi
+    from hippo_core.index.tokenize import get_kiwi
 
     threading.Thread(target=get_kiwi, name="hippo-warm-kiwi", daemon=True).start()
     uvicorn.Server(server_config(settings, warm_up=True)).run()

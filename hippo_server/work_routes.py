@@ -14,8 +14,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
-from hippo_core.text_input import BadTextError, decode_utf8
-from hippo_core.work_memory import Refused, WorkMemoryError
+from hippo_core.agents.work_memory import Refused, WorkMemoryError
+from hippo_core.safety.text_input import BadTextError, decode_utf8
 from hippo_server.schemas import validation_message
 from hippo_work.api import (
     CheckpointRequest,
@@ -27,7 +27,7 @@ from hippo_work.api import (
 )
 
 if TYPE_CHECKING:
-    from hippo_server.mcp_work import WorkServices
+    from hippo_server.mcp.work import WorkServices
 
 M = TypeVar("M", bound=BaseModel)
 STATUS = {"refused": 422, "invalid_cursor": 409, "not_found": 404, "unavailable": 503, "invalid_request": 422}

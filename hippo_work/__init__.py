@@ -2,9 +2,9 @@
 
 `WorkMemory` (resume, sync, checkpoint, worklog, handoff) and `GhostLayer` (remember, search,
 feedback, promote, audit) over the `WorkStore`, `GhostStore` and `Vault` resources. Errors are
-`hippo_core.work_memory.WorkMemoryError` subclasses with a `code` for the transports to map.
+`hippo_core.agents.work_memory.WorkMemoryError` subclasses with a `code` for the transports to map.
 
-Names are imported on first use: the hooks import `hippo_work.hooks` at every agent session start,
+Names are imported on first use: the hooks import `hippo_cli.hooks.session` at every agent session start,
 and must not pay for the ghost layer's numpy and embedder.
 """
 
@@ -18,11 +18,11 @@ _LAZY = {
     "WorkMemory": "hippo_work.service",
     "WorkLimits": "hippo_work.config",
     "limits_from_settings": "hippo_work.config",
-    "InvalidCursor": "hippo_core.work_memory",
-    "NotFound": "hippo_core.work_memory",
-    "Refused": "hippo_core.work_memory",
-    "Unavailable": "hippo_core.work_memory",
-    "WorkMemoryError": "hippo_core.work_memory",
+    "InvalidCursor": "hippo_core.agents.work_memory",
+    "NotFound": "hippo_core.agents.work_memory",
+    "Refused": "hippo_core.agents.work_memory",
+    "Unavailable": "hippo_core.agents.work_memory",
+    "WorkMemoryError": "hippo_core.agents.work_memory",
 }
 
 __all__ = sorted(_LAZY)

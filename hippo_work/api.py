@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from hippo_core.ghost import Scope
-from hippo_core.work_memory import CheckpointKind
+from hippo_core.agents.ghost import Scope
+from hippo_core.agents.work_memory import CheckpointKind
 from hippo_work.describe import DESCRIBE
 
 

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from hippo_core.ghost import DEFAULT_HALF_LIFE_DAYS
-from hippo_core.work_memory import DEFAULT_RESUME_BUDGET
+from hippo_core.agents.ghost import DEFAULT_HALF_LIFE_DAYS
+from hippo_core.agents.work_memory import DEFAULT_RESUME_BUDGET
 
 if TYPE_CHECKING:
     from hippo_core.settings import HippoSettings

@@ -15,12 +15,9 @@ from typing import Literal, Protocol
 import numpy as np
 from pydantic import Field
 
-from hippo_core import ghost as rules
-from hippo_core.frontmatter import FrontmatterError, parse_mapping, split
-from hippo_core.ghost import ALLOWLIST, GhostMemory, Scope
-from hippo_core.text_input import BadTextError, decode_utf8, validate_query
-from hippo_core.vault_layout import OPS
-from hippo_core.work_memory import (
+from hippo_core.agents import ghost as rules
+from hippo_core.agents.ghost import ALLOWLIST, GhostMemory, Scope
+from hippo_core.agents.work_memory import (
     Compact,
     NotFound,
     Refused,
@@ -32,6 +29,9 @@ from hippo_core.work_memory import (
     validate_project,
     verbose_only,
 )
+from hippo_core.safety.text_input import BadTextError, decode_utf8, validate_query
+from hippo_core.vault.frontmatter import FrontmatterError, parse_mapping, split
+from hippo_core.vault.vault_layout import OPS
 from hippo_resources.embedder import EmbedderError
 from hippo_resources.ghost_store import GhostStore
 from hippo_resources.vault import GIT_IDENTITY, Vault, VaultError

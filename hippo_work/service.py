@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from hippo_core.text_input import BadTextError, decode_utf8
-from hippo_core.work_memory import (
+from hippo_core.agents.work_memory import (
     HANDOFF_FILE,
     WORKLOG_FILE,
     Checkpoint,
@@ -44,6 +43,7 @@ from hippo_core.work_memory import (
     verbose_only,
     worklog_line,
 )
+from hippo_core.safety.text_input import BadTextError, decode_utf8
 from hippo_work.config import WorkLimits
 
 if TYPE_CHECKING:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, SensorResult, SkipReason, sensor
 
-from hippo_core.compile_queue import PARTITIONS, order_by_gaps, partition_key_for, pending
-from hippo_core.tokenize import Tokenizer
-from hippo_core.vault_layout import COMPILE_LOG
+from hippo_core.index.tokenize import Tokenizer
+from hippo_core.vault.vault_layout import COMPILE_LOG
+from hippo_core.wiki.compile_queue import PARTITIONS, order_by_gaps, partition_key_for, pending
 from hippo_resources import Ledger, Vault
 
 

@@ -12,7 +12,7 @@ from pathlib import PurePosixPath
 
 from dagster import DefaultSensorStatus, RunRequest, SensorEvaluationContext, SensorResult, SkipReason, sensor
 
-from hippo_core.vault_layout import INBOX_SUFFIXES
+from hippo_core.vault.vault_layout import INBOX_SUFFIXES
 from hippo_resources import Vault
 
 BATCH_SIZE = 20

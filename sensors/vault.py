@@ -22,9 +22,9 @@ from dagster import (
     sensor,
 )
 
-from hippo_core.ignore import is_ignored
-from hippo_core.vault_changes import Stat, fingerprint
-from hippo_core.vault_layout import INBOX, NOT_INDEXED, NOT_INDEXED_FILES
+from hippo_core.vault.ignore import is_ignored
+from hippo_core.vault.vault_changes import Stat, fingerprint
+from hippo_core.vault.vault_layout import INBOX, NOT_INDEXED, NOT_INDEXED_FILES
 from hippo_resources import Vault
 
 MARKDOWN = (".md", ".markdown")

@@ -33,7 +33,7 @@ from hippo_core.backups import (
     snapshot_time,
     snapshots_to_keep,
 )
-from hippo_core.scrub import scrub
+from hippo_core.safety.scrub import scrub
 from hippo_resources.sql_store import SqlStore
 from hippo_resources.stores import (
     BackupError,

@@ -23,17 +23,20 @@ from hippo_assets.compile import GROUP
 from hippo_assets.compile.related import related_pages, tokenizer
 from hippo_assets.index.assets import lexical_index
 from hippo_assets.ingest.assets import sources
-from hippo_core import approvals, frontmatter
-from hippo_core.cards import Card, CompileOutput, fingerprint, render_card, staging_path
-from hippo_core.compile_offline import (
+from hippo_core.vault import frontmatter
+from hippo_core.vault.sources import read_source_file
+from hippo_core.vault.vault_layout import COMPILE_LOG, GATES_DIR, SOURCES, approvals_file, ledger_file
+from hippo_core.wiki import approvals
+from hippo_core.wiki.cards import Card, CompileOutput, fingerprint, render_card, staging_path
+from hippo_core.wiki.compile_offline import (
     OFFLINE_COMPILER,
     OFFLINE_JUDGE,
     card_trust,
     offline_compile,
     offline_judge,
 )
-from hippo_core.compile_queue import PARTITIONS, compiled, source_for
-from hippo_core.gates import (
+from hippo_core.wiki.compile_queue import PARTITIONS, compiled, source_for
+from hippo_core.wiki.gates import (
     CitationCheck,
     VaultFacts,
     build_facts,
@@ -44,8 +47,6 @@ from hippo_core.gates import (
     run_gates,
     split_anchor,
 )
-from hippo_core.sources import read_source_file
-from hippo_core.vault_layout import COMPILE_LOG, GATES_DIR, SOURCES, approvals_file, ledger_file
 from hippo_resources import LexicalStore, Vault
 from hippo_resources.llm import LLM, LLMError, Usage
 

@@ -23,8 +23,8 @@ from hippo_assets.compile.assets import (
     source_documents,
     staging_cards,
 )
-from hippo_core.compile_queue import PARTITIONS
 from hippo_core.settings import HippoSettings
+from hippo_core.wiki.compile_queue import PARTITIONS
 from hippo_resources import Ledger, Vault
 from sensors.compile import build_compile_sensor, compile_requests
 

@@ -6,8 +6,8 @@ pages, without bigram weights or governance: a draft only needs a few pages to c
 
 from __future__ import annotations
 
-from hippo_core.compile_offline import RelatedPage
-from hippo_core.tokenize import Tokenizer, TokenizerConfig
+from hippo_core.index.tokenize import Tokenizer, TokenizerConfig
+from hippo_core.wiki.compile_offline import RelatedPage
 from hippo_resources import LexicalStore
 from hippo_search.pipeline import lexical_lane
 

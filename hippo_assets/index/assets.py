@@ -29,11 +29,16 @@ from hippo_assets import check_memo
 from hippo_assets.index import GROUP
 from hippo_assets.index.tables import CHUNK_SCHEMA, DOCUMENT_SCHEMA, VECTOR_METADATA
 from hippo_assets.ingest.assets import sources
-from hippo_core import chunking, documents, fingerprints, frontmatter, text_input, vault_layout
-from hippo_core.bm25 import BM25Params
-from hippo_core.bm25_update import Generation
-from hippo_core.chunking import ChunkParams
-from hippo_core.documents import (
+from hippo_core.index import chunking
+from hippo_core.index.bm25 import BM25Params
+from hippo_core.index.bm25_update import Generation
+from hippo_core.index.chunking import ChunkParams
+from hippo_core.index.tokenize import Tokenizer, TokenizerConfig
+from hippo_core.safety import text_input
+from hippo_core.safety.scrub import scrub, scrub_value
+from hippo_core.safety.text_input import BadTextError
+from hippo_core.vault import documents, fingerprints, frontmatter, vault_layout
+from hippo_core.vault.documents import (
     Document,
     check_removal,
     chunk_rows,
@@ -41,11 +46,8 @@ from hippo_core.documents import (
     foreign_value_report_from,
     parse_document,
 )
-from hippo_core.frontmatter import FrontmatterError
-from hippo_core.scrub import scrub, scrub_value
-from hippo_core.text_input import BadTextError
-from hippo_core.tokenize import Tokenizer, TokenizerConfig
-from hippo_core.vault_layout import is_indexed
+from hippo_core.vault.frontmatter import FrontmatterError
+from hippo_core.vault.vault_layout import is_indexed
 from hippo_resources import ChunkStore, Embedder, EmbedderError, LexicalStore, Vault, VectorStore
 from hippo_resources.chunk_store import (
     CHUNKS,

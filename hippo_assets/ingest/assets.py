@@ -22,11 +22,11 @@ from expectations import check_result, suites
 from hippo_assets import check_memo
 from hippo_assets.ingest import GROUP
 from hippo_core.extract import ExtractionError, format_for
-from hippo_core.frontmatter import FrontmatterError
-from hippo_core.scrub import scrub, scrub_value
-from hippo_core.sources import copy_name, make_document_source, make_source_copy, with_suffix_number
-from hippo_core.text_input import BadTextError
-from hippo_core.vault_layout import INBOX_PROCESSED, INBOX_SUFFIXES, SOURCES, is_source_copy
+from hippo_core.safety.scrub import scrub, scrub_value
+from hippo_core.safety.text_input import BadTextError
+from hippo_core.vault.frontmatter import FrontmatterError
+from hippo_core.vault.sources import copy_name, make_document_source, make_source_copy, with_suffix_number
+from hippo_core.vault.vault_layout import INBOX_PROCESSED, INBOX_SUFFIXES, SOURCES, is_source_copy
 from hippo_resources import ChunkStore, Vault
 
 

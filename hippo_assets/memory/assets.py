@@ -32,7 +32,7 @@ from hippo_assets.memory import GROUP
 from hippo_assets.memory.dlt_sources import RunReport, format_source
 from hippo_core.conversations import Conversation, Message
 from hippo_core.conversations.formats import FORMATS, Format
-from hippo_core.segments import conversation_chunk_rows, segment_messages
+from hippo_core.index.segments import conversation_chunk_rows, segment_messages
 from hippo_resources import ChunkStore, Embedder
 from hippo_resources.chunk_store import CONVERSATION_CHUNKS, CONVERSATIONS, MESSAGES, SEGMENTS
 from hippo_resources.conversation_store import ConversationStore

@@ -19,12 +19,15 @@ from hippo_assets.clock import now, today
 from hippo_assets.compile.assets import approval_requests
 from hippo_assets.compile.related import tokenizer
 from hippo_assets.publish import GROUP
-from hippo_core import approvals, frontmatter, generated
-from hippo_core.cards import fingerprint, parse_card, promoted_text
-from hippo_core.gates import build_facts, check_card, latest_verdicts, promotion_target
-from hippo_core.generated import new_page
-from hippo_core.governance import CANONICAL_STATUSES
-from hippo_core.index_pages import (
+from hippo_core.safety.text_input import BadTextError
+from hippo_core.vault import frontmatter
+from hippo_core.vault.governance import CANONICAL_STATUSES
+from hippo_core.vault.vault_layout import GATES_DIR, LOG, PROMOTIONS_DIR, ledger_file, sector_for_path
+from hippo_core.wiki import approvals, generated
+from hippo_core.wiki.cards import fingerprint, parse_card, promoted_text
+from hippo_core.wiki.gates import build_facts, check_card, latest_verdicts, promotion_target
+from hippo_core.wiki.generated import new_page
+from hippo_core.wiki.index_pages import (
     GENERATED_BY,
     PageInfo,
     Queues,
@@ -35,8 +38,6 @@ from hippo_core.index_pages import (
     index_block,
     page_fields,
 )
-from hippo_core.text_input import BadTextError
-from hippo_core.vault_layout import GATES_DIR, LOG, PROMOTIONS_DIR, ledger_file, sector_for_path
 from hippo_resources import Vault
 
 

@@ -15,14 +15,14 @@ from pydantic import Field
 
 from hippo_assets.clock import now
 from hippo_assets.publish import GROUP
-from hippo_core import frontmatter
 from hippo_core.extract import ExtractionError
-from hippo_core.frontmatter import FrontmatterError
-from hippo_core.gates import page_lineage
-from hippo_core.governance import CANONICAL_STATUSES
-from hippo_core.sources import body_hash, make_source_copy
-from hippo_core.text_input import BadTextError
-from hippo_core.vault_layout import ARCHIVE, INBOX_PROCESSED, JANITOR_DIR, TEXT_SUFFIXES, ledger_file
+from hippo_core.safety.text_input import BadTextError
+from hippo_core.vault import frontmatter
+from hippo_core.vault.frontmatter import FrontmatterError
+from hippo_core.vault.governance import CANONICAL_STATUSES
+from hippo_core.vault.sources import body_hash, make_source_copy
+from hippo_core.vault.vault_layout import ARCHIVE, INBOX_PROCESSED, JANITOR_DIR, TEXT_SUFFIXES, ledger_file
+from hippo_core.wiki.gates import page_lineage
 from hippo_resources import Vault
 
 

@@ -28,8 +28,8 @@ from pydantic import Field
 
 from eval.golden import DEFAULT_GOLDEN, DEFAULT_VAULT, GoldenError, run_golden
 from hippo_assets.index.assets import lexical_index
-from hippo_core.gap_queue import REPEATED, render_gap_queue
-from hippo_core.vault_layout import GAP_QUEUE
+from hippo_core.vault.vault_layout import GAP_QUEUE
+from hippo_core.wiki.gap_queue import REPEATED, render_gap_queue
 from hippo_resources import Embedder, Ledger, LexicalStore, Vault, VectorStore
 from hippo_search.gaps import replay_gaps
 from hippo_search.pipeline import engine_from_resources

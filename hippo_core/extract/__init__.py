@@ -7,7 +7,7 @@ file of that format arrives, so importing this package costs nothing.
     extract(data, "보고서.pdf", ExtractLimits()) -> Extraction(markdown="## Page 1\\n\\n...", ...)
 
 Anchors are headings: `## Page 3` (PDF), `## Slide 12` (PPTX), `## Sheet 매출` (XLSX), so a chunk's
-anchor is `<path>#Page 3` (`hippo_core.chunking.anchor_for`), which Obsidian opens as `[[path#Page 3]]`.
+anchor is `<path>#Page 3` (`hippo_core.index.chunking.anchor_for`), which Obsidian opens as `[[path#Page 3]]`.
 """
 
 from __future__ import annotations

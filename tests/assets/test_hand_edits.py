@@ -101,7 +101,7 @@ def test_an_ingest_run_makes_one_commit_naming_its_sources(settings: HippoSettin
 def test_a_persons_own_log_is_left_alone_and_the_promotion_stays_in_the_ledger(
     settings: HippoSettings,
 ) -> None:
-    from hippo_core import generated
+    from hippo_core.wiki import generated
 
     own = "# Log\n\n2024-03-01 walked the dog.\n"
     assert not generated.appendable(own)

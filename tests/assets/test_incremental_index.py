@@ -11,9 +11,9 @@ import polars as pl
 from dagster import materialize
 
 from hippo_assets.index.assets import _ledger_from_store, lexical_texts, vault_documents
-from hippo_core.bm25 import BM25Index
+from hippo_core.index.bm25 import BM25Index
+from hippo_core.index.tokenize import Tokenizer
 from hippo_core.settings import HippoSettings
-from hippo_core.tokenize import Tokenizer
 from hippo_resources import LexicalStore, build_resources
 from tests.assets.test_pipeline import checks, meta
 from tests.conftest import run_graph

@@ -5,7 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from hippo_assets.index.assets import _document_keys, _text_keys_of, lexical_texts, text_keys
-from hippo_core.documents import document_key
+from hippo_core.vault.documents import document_key
 from hippo_resources.tables import row_hashes
 
 

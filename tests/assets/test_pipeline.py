@@ -7,8 +7,8 @@ from pathlib import Path
 
 import polars as pl
 
-from hippo_core import frontmatter
 from hippo_core.settings import HippoSettings
+from hippo_core.vault import frontmatter
 from hippo_resources import build_resources
 from tests.conftest import run_graph
 

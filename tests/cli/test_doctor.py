@@ -156,8 +156,8 @@ def test_a_live_generation_that_cannot_be_read_fails_the_index_check(tmp_path: P
     import polars as pl
 
     from hippo_cli.doctor import check_index
-    from hippo_core.bm25 import BM25Params
-    from hippo_core.bm25_update import Generation
+    from hippo_core.index.bm25 import BM25Params
+    from hippo_core.index.bm25_update import Generation
     from hippo_resources import LexicalStore
     from tests.resources.test_lexical_store import ids_keys
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import pytest
 
 from expectations.gate_suites import failures, gate_check, gate_frame
-from hippo_core.cards import CardDraft, Citation, fingerprint, parse_card, render_card
-from hippo_core.gates import GATES, build_facts, gate_row, run_gates, verify_citations
-from hippo_core.scanners import find_injections, find_secrets
-from hippo_core.scrub import scrub
-from hippo_core.tokenize import Tokenizer
+from hippo_core.index.tokenize import Tokenizer
+from hippo_core.safety.scanners import find_injections, find_secrets
+from hippo_core.safety.scrub import scrub
+from hippo_core.wiki.cards import CardDraft, Citation, fingerprint, parse_card, render_card
+from hippo_core.wiki.gates import GATES, build_facts, gate_row, run_gates, verify_citations
 
 TEXTS = {
     "10-sources/alpha.md": "---\ntitle: Alpha notes\nlineage: alpha\n---\n\n# Alpha notes\n\n## Facts\n\n"

@@ -7,9 +7,9 @@ import json
 import pytest
 from dagster import DagsterInstance
 
-from hippo_core import frontmatter
-from hippo_core.prompts import COMPILER_SYSTEM, JUDGE_SYSTEM
 from hippo_core.settings import HippoSettings
+from hippo_core.vault import frontmatter
+from hippo_core.wiki.prompts import COMPILER_SYSTEM, JUDGE_SYSTEM
 from hippo_resources import Vault
 from hippo_resources.llm import LLM, LLMError
 from tests.compile.conftest import compile_source, recorded_llm

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from hippo_core.adaptive_fusion import (
+from hippo_core.ranking.adaptive_fusion import (
     FEATURES,
     FusionModel,
     fuse_adaptive,
@@ -15,7 +15,7 @@ from hippo_core.adaptive_fusion import (
     lane_signals,
     load_model,
 )
-from hippo_core.ranking import RankingParams, fuse
+from hippo_core.ranking.ranking import RankingParams, fuse
 
 LEXICAL = [("a", 10.0), ("b", 6.0), ("c", 5.0)]
 SEMANTIC = [("b", 0.90), ("d", 0.86), ("a", 0.85), ("e", 0.84), ("f", 0.80)]
@@ -99,7 +99,7 @@ def test_shipped_model_loads() -> None:
 
 
 def test_weak_only_results_are_a_miss_for_the_gap_radar() -> None:
-    from hippo_core.evidence import Evidence, EvidenceParams, gap_kind
+    from hippo_core.ranking.evidence import Evidence, EvidenceParams, gap_kind
 
     params = EvidenceParams()
     strong = Evidence(anchor="en.md#a", coverage=0.0, semantic_similarity=0.95)

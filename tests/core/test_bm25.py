@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from hippo_core.bm25 import BM25Index, BM25Params
-from hippo_core.tokenize import Tokenizer
+from hippo_core.index.bm25 import BM25Index, BM25Params
+from hippo_core.index.tokenize import Tokenizer
 
 VOCAB = [f"w{i}" for i in range(400)]
 _ZIPF = 1.0 / np.arange(1, len(VOCAB) + 1)
@@ -208,7 +208,7 @@ def is_memory_mapped(arr: np.ndarray) -> bool:
 
 def test_save_load_round_trip(tmp_path: Path) -> None:
     """A base and a delta saved and loaded score as they did; the base's postings are memory-mapped."""
-    from hippo_core.bm25 import Base, Delta, TermCounts, dead_term_counts, gather_counts
+    from hippo_core.index.bm25 import Base, Delta, TermCounts, dead_term_counts, gather_counts
 
     rng = np.random.default_rng(11)
     corpus = random_corpus(rng, 150)
@@ -255,7 +255,7 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
 
 
 def test_load_rejects_unknown_format(tmp_path: Path) -> None:
-    from hippo_core.bm25 import Base, TermCounts
+    from hippo_core.index.bm25 import Base, TermCounts
 
     Base.from_counts(TermCounts.from_tokens([["a"]])).save(tmp_path, {})
     meta = (tmp_path / "base.json").read_text(encoding="utf-8")

@@ -16,8 +16,8 @@ import scipy.sparse as sp
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo_core.bm25 import Base, BM25Index, BM25Params, TermCounts, gather_counts
-from hippo_core.bm25_update import Generation, Update
+from hippo_core.index.bm25 import Base, BM25Index, BM25Params, TermCounts, gather_counts
+from hippo_core.index.bm25_update import Generation, Update
 
 TERMS = [f"t{i}" for i in range(30)]
 tokens_st = st.lists(st.sampled_from(TERMS), min_size=0, max_size=25)
@@ -230,7 +230,7 @@ def test_counts_round_trip(tmp_path) -> None:
 def test_rows_taken_run_by_run_equal_scipys_stack_and_row_indexing() -> None:
     """`_take_rows` (slice copies per run of consecutive rows of one part) gives what `vstack` then row
     indexing gives, entry order within each row included, for kept, repeated, reordered and new rows."""
-    from hippo_core.bm25 import _take_rows
+    from hippo_core.index.bm25 import _take_rows
 
     rng = np.random.default_rng(3)
     first = sp.csr_array(sp.random(60, 40, density=0.2, format="csr", random_state=1, dtype=np.float64))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from hippo_core.chunking import (
+from hippo_core.index.chunking import (
     ChunkParams,
     anchor_for,
     chunk_document,
@@ -15,7 +15,7 @@ from hippo_core.chunking import (
     split_sections,
     split_sentences,
 )
-from hippo_core.fingerprints import chunk_id
+from hippo_core.vault.fingerprints import chunk_id
 
 DOC = """Preamble before any heading.
 

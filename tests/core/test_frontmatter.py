@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hippo_core import frontmatter
-from hippo_core.frontmatter import Frontmatter, FrontmatterError
+from hippo_core.vault import frontmatter
+from hippo_core.vault.frontmatter import Frontmatter, FrontmatterError
 
 FULL = """---
 type: concept

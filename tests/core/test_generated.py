@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from hippo_core import generated
-from hippo_core.generated import BEGIN, END
+from hippo_core.wiki import generated
+from hippo_core.wiki.generated import BEGIN, END
 
 PAGE = generated.new_page({"title": "Home"}, "Home", "- inbox: 1")
 

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from hippo_core.ignore import is_ignored, parse_ignore
+from hippo_core.vault.ignore import is_ignored, parse_ignore
 
 RULES = parse_ignore(
     """# templates are not notes

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from hippo_core.chunking import index_text, link_text
+from hippo_core.index.chunking import index_text, link_text
 
 
 def test_wikilinks_read_as_their_label_not_their_file_slug() -> None:

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 from pydantic import ValidationError
 
-from hippo_core.ranking import (
+from hippo_core.ranking.ranking import (
     RankingParams,
     freshness_multiplier,
     fuse,

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from hippo_core import frontmatter
 from hippo_core.extract import ExtractionError, ExtractLimits
-from hippo_core.fingerprints import sha256_text
-from hippo_core.frontmatter import FrontmatterError
-from hippo_core.sources import body_hash, copy_name, make_source_copy, slugify, with_suffix_number
-from hippo_core.text_input import BadTextError
+from hippo_core.safety.text_input import BadTextError
+from hippo_core.vault import frontmatter
+from hippo_core.vault.fingerprints import sha256_text
+from hippo_core.vault.frontmatter import FrontmatterError
+from hippo_core.vault.sources import body_hash, copy_name, make_source_copy, slugify, with_suffix_number
 
 NOW = "2025-06-01T09:00:00+00:00"
 LATER = "2025-06-02T10:00:00+00:00"

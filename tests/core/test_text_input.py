@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hippo_core.text_input import (
+from hippo_core.safety.text_input import (
     MAX_QUERY_BYTES,
     BadTextError,
     decode_utf8,

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from hippo_core.tokenize import (
+from hippo_core.index.tokenize import (
     BIGRAM_MARKER,
     Tokenizer,
     TokenizerConfig,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from eval.ablate_lexical import main, run_set, variants
-from hippo_core.ranking import RankingParams
+from hippo_core.ranking.ranking import RankingParams
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "beir-tiny"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from eval import crosslingual, loso
 from eval.beir import load_beir
-from hippo_core.adaptive_fusion import FusionModel
+from hippo_core.ranking.adaptive_fusion import FusionModel
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "beir-tiny"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from eval import loso
-from hippo_core.adaptive_fusion import fuse_with_weak
-from hippo_core.ranking import RankingParams
+from hippo_core.ranking.adaptive_fusion import fuse_with_weak
+from hippo_core.ranking.ranking import RankingParams
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "beir-tiny"
 

@@ -13,8 +13,8 @@ from pathlib import Path
 from eval.scale import ROWS
 from eval.scale_system import alive, session_members
 from eval.scale_vault import edit_one_paragraph, generate_vault, load_corpora, marker_word
-from hippo_core import frontmatter
-from hippo_core.chunking import chunk_document
+from hippo_core.index.chunking import chunk_document
+from hippo_core.vault import frontmatter
 
 TINY = Path(__file__).parents[1] / "fixtures" / "beir-tiny"
 REPO = Path(__file__).parents[2]

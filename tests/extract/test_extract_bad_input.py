@@ -11,8 +11,8 @@ import zipfile
 import pytest
 
 from eval.extraction_fixtures import BUILDERS, pdf_fixture, scanned_pdf
-from hippo_core.chunking import split_sections
 from hippo_core.extract import ExtractionError, ExtractLimits, extract
+from hippo_core.index.chunking import split_sections
 
 ZIP_FORMATS = ("docx", "xlsx", "pptx", "hwpx")
 

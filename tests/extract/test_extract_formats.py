@@ -6,8 +6,8 @@ import pytest
 
 from eval.extraction_bench import fidelity
 from eval.extraction_fixtures import BUILDERS, Fixture, pdf_fixture, pptx_fixture, sentences
-from hippo_core.chunking import ChunkParams, chunk_document, split_sections
 from hippo_core.extract import Extraction, extract
+from hippo_core.index.chunking import ChunkParams, chunk_document, split_sections
 
 CASES = [(fmt, lang) for fmt in BUILDERS for lang in ("ko", "en")]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from eval.bench_locomo import build, locomo_export, render, run
-from hippo_core.ranking import Candidate, RankingParams
+from hippo_core.ranking.ranking import Candidate, RankingParams
 from hippo_search.pipeline import context_stage, open_engine
 
 TURNS = {

@@ -16,7 +16,7 @@ from hippo_resources import Vault, build_resources
 from hippo_search.pipeline import open_engine
 from hippo_server.app import create_app
 from hippo_server.conversations import ConversationMemory
-from hippo_server.mcp_tools import build_mcp
+from hippo_server.mcp.search import build_mcp
 from sensors.ingest import build_inbox_sensor
 from tests.memory.conftest import CHATGPT_ID, CLAUDE_SESSION, load
 from tests.memory.test_scrub import PLANTED

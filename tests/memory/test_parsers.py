@@ -14,7 +14,7 @@ from hippo_core.conversations import (
     parse_codex_history,
     parse_codex_session,
 )
-from hippo_core.segments import SegmentParams, conversation_chunk_rows, exchange_text, segment_messages
+from hippo_core.index.segments import SegmentParams, conversation_chunk_rows, exchange_text, segment_messages
 from tests.memory.conftest import CHATGPT_ID, CLAUDE_SESSION, FIXTURES
 
 
@@ -215,7 +215,7 @@ def test_chunk_rows_have_stable_anchors_and_conversation_fields() -> None:
 
 
 def test_an_exchange_carries_the_messages_before_it_and_every_row_its_day(monkeypatch) -> None:  # noqa: ANN001
-    from hippo_core import segments
+    from hippo_core.index import segments
 
     conv = Conversation(conversation_id="c", source="claude_ai", title="Yoga")
     messages = [

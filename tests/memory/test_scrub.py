@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from hippo_core.scanners import find_secrets
-from hippo_core.scrub import KINDS, scrub
+from hippo_core.safety.scanners import find_secrets
+from hippo_core.safety.scrub import KINDS, scrub
 
 # Built at run time, so no credential-shaped string is committed to the repository.
 A = "A" * 8

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from hippo_cli.vault_init import init_vault
-from hippo_core.ranking import RankingParams
+from hippo_core.ranking.ranking import RankingParams
 from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine

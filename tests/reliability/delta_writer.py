@@ -14,8 +14,8 @@ import sys
 import numpy as np
 import polars as pl
 
-from hippo_core.bm25 import BM25Params
-from hippo_core.bm25_update import Generation
+from hippo_core.index.bm25 import BM25Params
+from hippo_core.index.bm25_update import Generation
 from hippo_resources.lexical_store import LexicalStore
 from hippo_resources.tables import row_hashes
 

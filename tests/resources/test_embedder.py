@@ -20,7 +20,7 @@ import httpx
 import numpy as np
 import pytest
 
-from hippo_core.fingerprints import embed_hash
+from hippo_core.vault.fingerprints import embed_hash
 from hippo_resources import Embedder, EmbedderError
 from hippo_resources.embedder import _omp_runtime, check_vectors, query_threads, thread_limit
 from tests.resources.embed_server import Server

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hippo_core.embed_batches import estimate_tokens
+from hippo_core.index.embed_batches import estimate_tokens
 from hippo_resources import Embedder, EmbedderError
 from hippo_resources.embedder import retry_after_seconds
 

@@ -11,9 +11,9 @@ import numpy as np
 import polars as pl
 import pytest
 
-from hippo_core.bm25 import BM25Params
-from hippo_core.bm25_update import Generation, Update
-from hippo_core.tokenize import Tokenizer
+from hippo_core.index.bm25 import BM25Params
+from hippo_core.index.bm25_update import Generation, Update
+from hippo_core.index.tokenize import Tokenizer
 from hippo_resources import LexicalStore, lexical_store
 from hippo_resources.lexical_store import MANIFEST, GenerationUnreadable
 from hippo_resources.tables import row_hashes

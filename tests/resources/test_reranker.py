@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hippo_core.rerank import MalformedRerank, parse_scores, reorder
+from hippo_core.ranking.rerank import MalformedRerank, parse_scores, reorder
 from hippo_resources.reranker import Reranker
 from tests.fake_rerank import RerankServer
 

@@ -257,7 +257,7 @@ def test_approval_lines_by_state(vault: Vault) -> None:
 
 
 def test_source_copies_carry_both_hashes_and_their_lineage(vault: Vault) -> None:
-    from hippo_core.sources import body_hash, make_source_copy
+    from hippo_core.vault.sources import body_hash, make_source_copy
 
     copy = make_source_copy(b"# Kiwi\n\nMorphemes.\n", "kiwi.md", "2026-01-01T00:00:00+00:00")
     vault.write_text(copy.path, copy.text)

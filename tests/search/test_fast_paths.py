@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from hippo_core.bm25 import BM25Index
+from hippo_core.index.bm25 import BM25Index
 from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import lexical_mask, open_engine, semantic_filter, semantic_lane
@@ -185,7 +185,7 @@ def test_term_hits_equal_a_count_of_non_zero_weights() -> None:
 
 def _per_term_pattern(terms: dict[str, float]) -> re.Pattern[str]:
     """The snippet pattern before: one case-insensitive word-start lookbehind per Latin term."""
-    from hippo_core.snippets import _HANGUL_HAN, _WORD_START
+    from hippo_core.ranking.snippets import _HANGUL_HAN, _WORD_START
 
     alts = []
     for term in sorted(terms, key=lambda t: (-len(t), t)):
@@ -195,8 +195,8 @@ def _per_term_pattern(terms: dict[str, float]) -> re.Pattern[str]:
 
 
 def test_snippet_pattern_finds_what_one_lookbehind_per_term_found() -> None:
-    from hippo_core.snippets import _pattern, _terms
-    from hippo_core.tokenize import BIGRAM_MARKER
+    from hippo_core.index.tokenize import BIGRAM_MARKER
+    from hippo_core.ranking.snippets import _pattern, _terms
 
     rng = random.Random(5)
     # Latin, Hangul, Han, digits, underscore, and letters whose case folding is odd (ß, İ, ſ, ǅ, ﬀ, Ι/ι, U+0345)

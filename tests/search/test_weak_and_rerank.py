@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from hippo_core.ranking import RankingParams
+from hippo_core.ranking.ranking import RankingParams
 from hippo_core.settings import HippoSettings
 from hippo_resources import Reranker
 from hippo_search.envelope import SearchRequest

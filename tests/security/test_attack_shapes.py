@@ -10,8 +10,8 @@ import base64
 
 import pytest
 
-from hippo_core.scanners import find_injections, find_secrets
-from hippo_core.scrub import ScrubTally, scrub, scrub_value
+from hippo_core.safety.scanners import find_injections, find_secrets
+from hippo_core.safety.scrub import ScrubTally, scrub, scrub_value
 from tests.security.secret_shapes import ALNUM, B64, BASE32, HEX, URLSAFE, Gen, j
 
 g = Gen(seed=9)

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from hippo_core import frontmatter
-from hippo_core.frontmatter import FrontmatterError
-from hippo_core.sources import make_source_copy
+from hippo_core.vault import frontmatter
+from hippo_core.vault.frontmatter import FrontmatterError
+from hippo_core.vault.sources import make_source_copy
 
 TITLES = [
     "C:\\Users\\me\\notes",  # backslashes: `"C:\Users"` is an invalid escape in a double-quoted scalar

@@ -18,7 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from hippo_core.settings import HippoSettings
-from hippo_core.vault_layout import INBOX
+from hippo_core.vault.vault_layout import INBOX
 from hippo_resources.files import write_text_atomic
 from tests.security.conftest import AUTH, TOKEN, routes
 
@@ -191,7 +191,7 @@ def test_capture_titles_with_backslashes_and_controls_round_trip(
     api: TestClient, fresh: HippoSettings
 ) -> None:
     """Issue 9 point 9: the capture note's frontmatter is written by the YAML library."""
-    from hippo_core import frontmatter
+    from hippo_core.vault import frontmatter
 
     for title in ("C:\\Users\\me\\notes", 'say "hi" \\ bye', "bell\x07 tab\t esc\x1b[0m"):
         r = api.post("/api/v1/captures", json={"title": title, "summary": "body"}, headers=AUTH)

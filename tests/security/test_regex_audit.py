@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 import pytest
 
-from hippo_core.cards import parse_card
-from hippo_core.chunking import chunk_document, clean_heading, link_text, split_sections
-from hippo_core.work_memory import current_handoff, replace_handoff
+from hippo_core.agents.work_memory import current_handoff, replace_handoff
+from hippo_core.index.chunking import chunk_document, clean_heading, link_text, split_sections
+from hippo_core.wiki.cards import parse_card
 
 SIZE = 100_000
 

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hippo_core.scanners import INJECTION_PATTERNS, SECRET_RULES, find_injections, find_secrets
-from hippo_core.scrub import scrub
+from hippo_core.safety.scanners import INJECTION_PATTERNS, SECRET_RULES, find_injections, find_secrets
+from hippo_core.safety.scrub import scrub
 
 SIZE = 100_000
 

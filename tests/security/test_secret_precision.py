@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hippo_core.scanners import SECRET_KINDS, find_secrets
-from hippo_core.scrub import scrub
+from hippo_core.safety.scanners import SECRET_KINDS, find_secrets
+from hippo_core.safety.scrub import scrub
 from tests.security.secret_shapes import examples
 
 ROOT = Path(__file__).resolve().parents[2]

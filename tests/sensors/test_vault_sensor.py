@@ -9,8 +9,8 @@ from dagster import DagsterInstance, SensorResult, SkipReason, build_sensor_cont
 
 from hippo_assets.definitions import build_definitions
 from hippo_core.settings import HippoSettings
-from hippo_core.vault_changes import changed_paths, fingerprint
-from hippo_core.vault_layout import is_indexed
+from hippo_core.vault.vault_changes import changed_paths, fingerprint
+from hippo_core.vault.vault_layout import is_indexed
 from hippo_resources import Vault
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine

@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from hippo_core import approvals
-from hippo_core import ghost as g
-from hippo_core.work_memory import (
+from hippo_core.agents import ghost as g
+from hippo_core.agents.work_memory import (
     Checkpoint,
     InvalidCursor,
     Refused,
@@ -29,6 +28,7 @@ from hippo_core.work_memory import (
     validate_project,
     worklog_line,
 )
+from hippo_core.wiki import approvals
 
 
 @pytest.mark.parametrize(

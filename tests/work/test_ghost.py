@@ -9,8 +9,8 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from hippo_core import approvals
-from hippo_core.ghost import ALLOWLIST
+from hippo_core.agents.ghost import ALLOWLIST
+from hippo_core.wiki import approvals
 from hippo_resources.embedder import Embedder
 from hippo_resources.ghost_store import GhostStore
 from hippo_resources.vault import Vault

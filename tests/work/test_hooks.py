@@ -12,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo_resources.work_store import WorkStore
-from hippo_work import WorkMemory
-from hippo_work.hook_install import (
+from hippo_cli.hooks.install import (
     InstallConflict,
     apply,
     hook_command,
@@ -22,7 +20,9 @@ from hippo_work.hook_install import (
     plan_codex_notify,
     plan_json_hooks,
 )
-from hippo_work.hooks import clean_summary, project_for, transcript_summary
+from hippo_cli.hooks.session import clean_summary, project_for, transcript_summary
+from hippo_resources.work_store import WorkStore
+from hippo_work import WorkMemory
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 HOOKS = FIXTURES / "hooks"
@@ -187,7 +187,7 @@ def test_codex_install_sets_notify_at_the_top_level_and_refuses_to_replace_anoth
 
 
 def test_with_an_api_key_the_llm_summary_becomes_the_sessions_newest_checkpoint(tmp_path: Path) -> None:
-    from hippo_work.background import record_llm_summary
+    from hippo_cli.hooks.background import record_llm_summary
     from tests.compile.conftest import recorded_llm
 
     memory = WorkMemory(WorkStore(path=str(tmp_path / "work.sqlite")))

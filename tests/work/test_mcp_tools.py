@@ -13,8 +13,8 @@ from hippo_core.settings import HippoSettings
 from hippo_resources.lexical_store import MANIFEST
 from hippo_search.pipeline import open_engine
 from hippo_server.conversations import ConversationMemory
-from hippo_server.mcp_tools import build_mcp
-from hippo_server.mcp_work import INDEX_TOOLS, WorkServices, capabilities, gate
+from hippo_server.mcp.search import build_mcp
+from hippo_server.mcp.work import INDEX_TOOLS, WorkServices, capabilities, gate
 from tests.conftest import make_vault
 
 

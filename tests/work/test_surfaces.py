@@ -13,10 +13,10 @@ import pytest
 from dagster import materialize
 from fastapi.testclient import TestClient
 
-from hippo_assets.work.assets import ghost_memories
-from hippo_core import approvals
-from hippo_core.ghost import ALLOWLIST
+from hippo_assets.ghost.assets import ghost_memories
+from hippo_core.agents.ghost import ALLOWLIST
 from hippo_core.settings import HippoSettings
+from hippo_core.wiki import approvals
 from hippo_resources import build_resources
 from hippo_resources.ghost_store import GhostStore
 from hippo_resources.work_store import WorkStore

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo_core.work_memory import Refused, Unavailable
+from hippo_core.agents.work_memory import Refused, Unavailable
 from hippo_resources.ghost_store import GhostStore
 from hippo_resources.vault import Vault
 from hippo_resources.work_store import WorkStore

@@ -9,7 +9,7 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from hippo_core.work_memory import InvalidCursor, Refused
+from hippo_core.agents.work_memory import InvalidCursor, Refused
 from hippo_resources.stores import registered_stores, restore, snapshot
 from hippo_resources.work_store import WorkStore
 from hippo_work import WorkLimits, WorkMemory

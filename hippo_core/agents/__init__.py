@@ -1,0 +1,1 @@
+"""Agents' memory rules: work-memory cursors and events, the ghost layer's ranking and promotion."""

@@ -1,0 +1,1 @@
+"""Untrusted text: secret and injection scanners, the scrubber, text validation (all linear time)."""

@@ -1,0 +1,1 @@
+"""The vault's shape: layout, the frontmatter contract, source copies, documents, what is ignored, fingerprints, governance."""
