@@ -8,6 +8,7 @@ commit holds only the added files.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pydantic import BaseModel, Field
@@ -65,10 +66,40 @@ def looks_like_vault(path: Path) -> bool:
     return Vault(root=str(path)).is_initialised()
 
 
+def _link_on_the_way(root: Path, rel: str) -> Path | None:
+    """The first symbolic link among `root/rel` and the folders leading to it inside `root` (None: none)."""
+    here = root
+    for part in Path(rel).parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+        if not here.exists():
+            return None
+    return None
+
+
+def _refuse_links(root: Path, rels: list[str]) -> None:
+    """Init creates nothing through a link: a system folder or file that is a link could point anywhere."""
+    for rel in rels:
+        link = _link_on_the_way(root, rel)
+        if link is not None:
+            try:
+                target = os.readlink(link)
+            except OSError:
+                target = "?"
+            raise VaultInitError(
+                f"{link} is a symbolic link (to {target}); hippo init creates nothing through links. "
+                "Replace it with a real folder or file, or remove it, then run hippo init again"
+            )
+
+
 def plan_init(path: Path) -> InitPlan:
-    """What init would add to `path` (a missing or empty folder gets the full layout with seed pages)."""
+    """What init would add to `path` (a missing or empty folder gets the full layout with seed pages).
+    Raises VaultInitError when a path init would use is a symbolic link."""
     if path.exists() and not path.is_dir():
         raise VaultInitError(f"{path} exists and is not a folder")
+    if path.is_dir():
+        _refuse_links(path, [*vault_layout.FOLDERS, "SCHEMA.md", *SEED_FILES])
     own = path.is_dir() and any(p.name != ".git" for p in path.iterdir())
     adopting = own and not looks_like_vault(path)
     folders = [f for f in vault_layout.FOLDERS if not (path / f).is_dir()]
@@ -88,6 +119,7 @@ def apply_plan(plan: InitPlan) -> str | None:
     """Create exactly what the plan lists; never overwrite. Returns the init commit's sha (None if none)."""
     path = Path(plan.path)
     path.mkdir(parents=True, exist_ok=True)
+    _refuse_links(path, [*plan.folders, *plan.files])  # a link made since the plan was shown
     vault = Vault(root=str(path))
     for folder in plan.folders:
         (path / folder).mkdir(parents=True, exist_ok=True)
