@@ -64,7 +64,8 @@ def cmd_init(args: argparse.Namespace) -> int:
     except VaultInitError as exc:
         print(f"hippo init: {exc}", file=sys.stderr)
         return 2
-    print(f"{'Created' if not plan.empty else 'Checked'} vault at {path.resolve()}")
+    done = "Adopted" if plan.adopting else ("Created" if not plan.empty else "Checked")
+    print(f"{done} vault at {path.resolve()}")
     return _remember_vault(path.resolve(), hippo)
 
 
