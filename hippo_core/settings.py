@@ -336,7 +336,7 @@ def env_names() -> dict[str, str]:
 
 
 def settings_table() -> str:
-    """The README's settings table, generated from the fields (a test keeps the README equal to it)."""
+    """The settings table of docs/configuration.md, generated from the fields when the docs are built."""
     rows = ["| variable | default | what it sets |", "|---|---|---|"]
     for field, info in HippoSettings.model_fields.items():
         default = info.default
