@@ -236,10 +236,6 @@ class HippoSettings(BaseSettings):
         ge=0,
         description="... only when this many notes, sources, sessions or checkpoints are new.",
     )
-    dream_apply: bool = Field(
-        default=False,
-        description="Apply the dream's MERGE / COEXIST fact verdicts (off: a dry run that counts them).",
-    )
     dream_llm_pairs: int = Field(
         default=20, ge=0, description="Layer-3 lint: at most this many LLM questions per dream."
     )
@@ -328,6 +324,10 @@ class HippoSettings(BaseSettings):
         return self.home / "dream.sqlite"
 
     @property
+    def fact_store_path(self) -> Path:
+        return self.home / "facts.sqlite"
+
+    @property
     def backups_dir(self) -> Path:
         return self.backup_dir or self.home / "backups"
 
@@ -364,7 +364,7 @@ def env_names() -> dict[str, str]:
 
 
 def settings_table() -> str:
-    """The README's settings table, generated from the fields (a test keeps the README equal to it)."""
+    """The settings table of docs/configuration.md, generated from the fields when the docs are built."""
     rows = ["| variable | default | what it sets |", "|---|---|---|"]
     for field, info in HippoSettings.model_fields.items():
         default = info.default

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from hippo_resources.conversation_store import ConversationStore
     from hippo_resources.dream_store import DreamStore
     from hippo_resources.embedder import Embedder, EmbedderError
+    from hippo_resources.fact_store import FactStore
     from hippo_resources.ghost_store import GhostStore
     from hippo_resources.ledger import Ledger
     from hippo_resources.lexical_store import LexicalStore
@@ -34,6 +35,7 @@ _LAZY = {
     "DreamStore": "dream_store",
     "Embedder": "embedder",
     "EmbedderError": "embedder",
+    "FactStore": "fact_store",
     "GhostStore": "ghost_store",
     "Ledger": "ledger",
     "Reranker": "reranker",
@@ -58,6 +60,7 @@ __all__ = [
     "DreamStore",
     "Embedder",
     "EmbedderError",
+    "FactStore",
     "GhostStore",
     "HippoResources",
     "Ledger",
@@ -87,6 +90,7 @@ class HippoResources(Mapping[str, Any]):
     work_store: WorkStore
     ghost_store: GhostStore
     dream_store: DreamStore
+    fact_store: FactStore
     reranker: Reranker
 
     @property
@@ -163,6 +167,7 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
     from hippo_resources.chunk_store import ChunkStore
     from hippo_resources.conversation_store import ConversationStore
     from hippo_resources.dream_store import DreamStore
+    from hippo_resources.fact_store import FactStore
     from hippo_resources.ghost_store import GhostStore
     from hippo_resources.ledger import Ledger
     from hippo_resources.lexical_store import LexicalStore
@@ -196,6 +201,7 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
         work_store=WorkStore(path=str(s.work_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         ghost_store=GhostStore(path=str(s.ghost_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         dream_store=DreamStore(path=str(s.dream_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
+        fact_store=FactStore(path=str(s.fact_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         reranker=Reranker(
             url=s.rerank_url,
             model=s.rerank_model,

@@ -204,11 +204,37 @@ def _open_run(store: DreamStore) -> dict[str, Any]:
 
 
 def fact_views(resources: Any) -> tuple[list[FactView], list[PendingReview]]:
-    """The fact store's rows as the lint reads them; none while no fact store is configured."""
+    """The fact store's rows as the lint reads them (every status: the rules need the history too), and
+    the supersessions waiting for a person's tick."""
     store = getattr(resources, "fact_store", None)
     if store is None:
         return [], []
-    return store.lint_views()
+    views = [
+        FactView(
+            fact_id=f.fact_id,
+            subject=f.subject,
+            predicate=f.predicate,
+            single_valued=f.cardinality == "single",
+            object=f.object.key(),
+            qualifiers="|".join(f.qualifiers.key()),
+            status=f.status,
+            statement=f.statement,
+            valid_at=f.valid_at.value,
+            recorded_at=f.recorded_at or None,
+            anchor=f.provenance[0].anchor if f.provenance else None,
+        )
+        for f in store.facts()
+    ]
+    pending = [
+        PendingReview(
+            proposal_id=p.proposal_id,
+            created=p.created_at[:10],
+            path=f"{layout.REVIEWS}/facts/{p.created_at[:10]}.md",
+            summary=f"{p.older.statement} → {p.newer.statement}",
+        )
+        for p in store.proposals("pending")
+    ]
+    return views, pending
 
 
 def _title_terms(o: Outline) -> set[str]:
@@ -462,42 +488,55 @@ def dream_lint(
     )
 
 
-def consolidate(resources: Any, since: str | None, apply: bool) -> dict[str, int]:
-    """Run the fact resolution over what arrived since the last dream (MERGE / COEXIST applied when `apply`,
-    SUPERSEDE only ever proposed); nothing while no fact store is configured."""
+def consolidate(resources: Any, since: str | None) -> dict[str, int]:
+    """The fact resolution over what arrived since the last dream: what the store resolved as statements
+    came in (its ledger, by verdict), and the same rules run again over every current fact recorded since
+    then against the subject's other current facts — pairs that arrived in one batch, or before a person
+    ticked a proposal, are placed now. Counts only: a verdict is applied by the fact store's own path
+    (MERGE / COEXIST at once, SUPERSEDE after a person's tick), never here."""
+    from hippo_core.facts.model import CURRENT
+    from hippo_core.facts.resolve import resolve
+
     store = getattr(resources, "fact_store", None)
     if store is None:
         return {}
-    return store.consolidate(since=since, apply=apply)
-
-
-class DreamConsolidateConfig(Config):
-    apply: bool = Field(
-        default=False,
-        description="Apply MERGE and COEXIST verdicts (HIPPO_DREAM_APPLY); off: dry run, counted only. "
-        "SUPERSEDE is always a proposal for a person's tick.",
-    )
+    counts: dict[str, int] = {}
+    for row in store.ledger(limit=1_000_000):
+        if since is None or str(row["ts"]) > since:
+            key = f"resolved_{str(row['verdict']).lower()}"
+            counts[key] = counts.get(key, 0) + 1
+    current = store.facts(statuses=list(CURRENT))
+    by_subject: dict[str, list[Any]] = {}
+    for f in current:
+        by_subject.setdefault(f.subject, []).append(f)
+    for f in current:
+        if since is not None and (f.recorded_at or "") <= since:
+            continue
+        others = [o for o in by_subject[f.subject] if o.fact_id != f.fact_id]
+        for r in resolve(f, others):
+            if r.verdict in ("MERGE", "SUPERSEDE", "ASK") and f.status == "active":
+                key = f"recheck_{r.verdict.lower()}"
+                counts[key] = counts.get(key, 0) + 1
+    counts["pending_supersessions"] = len(store.proposals("pending"))
+    return counts
 
 
 @asset(
     group_name=GROUP,
     kinds={"python"},
     deps=[dream_lint],
-    description="Consolidate: the fact resolution over what arrived since the last dream (MERGE and COEXIST "
-    "applied only when HIPPO_DREAM_APPLY is on, SUPERSEDE always a proposal a person ticks).",
+    description="Consolidate: the fact resolution over what arrived since the last dream — the store's "
+    "verdicts since then (MERGE / COEXIST applied at once, SUPERSEDE only as a proposal a person ticks) and the "
+    "same rules re-run over the current facts recorded since then; counts in the metadata and the digest.",
 )
-def dream_consolidation(
-    context: AssetExecutionContext, config: DreamConsolidateConfig, dream_store: DreamStore
-) -> MaterializeResult:
+def dream_consolidation(context: AssetExecutionContext, dream_store: DreamStore) -> MaterializeResult:
     run = _open_run(dream_store)
     last = dream_store.last_dream_at()
-    counts = consolidate(context.resources, _iso(last) if last else None, config.apply)
-    if not counts:
-        counts_meta: dict[str, Any] = {"skipped": "no fact store configured"}
-    else:
-        counts_meta = dict(counts)
-    dream_store.put_result(run["id"], "consolidation", {"counts": counts, "apply": config.apply})
-    return MaterializeResult(metadata={"apply": config.apply, "counts": MetadataValue.json(counts_meta)})
+    counts = consolidate(context.resources, _iso(last) if last else None)
+    dream_store.put_result(run["id"], "consolidation", {"counts": counts})
+    return MaterializeResult(
+        metadata={"counts": MetadataValue.json(counts or {"skipped": "no fact store configured"})}
+    )
 
 
 def _day(ts: float) -> str:

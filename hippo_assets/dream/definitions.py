@@ -38,7 +38,6 @@ def run_config(settings: HippoSettings, force: bool = False) -> dict:
                     "llm_pairs": settings.dream_llm_pairs,
                 }
             },
-            "dream_consolidation": {"config": {"apply": settings.dream_apply}},
         }
     }
 
