@@ -379,9 +379,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "eval",
-        help="golden-set harness: validate, run, calibrate, sweep, candidates, probe (= python -m eval)",
+        help="golden-set harness: validate, run, calibrate, sweep, candidates, probe",
     )
-    p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for python -m eval")
+    p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for hippo eval")
     p.set_defaults(func=cmd_eval)
 
     from hippo_cli.work import add_commands
@@ -403,7 +403,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from eval.__main__ import main as eval_main
+    from hippo_cli.eval import main as eval_main
 
     return eval_main(args.eval_args or ["--help"])
 

@@ -296,6 +296,10 @@ class HippoSettings(BaseSettings):
         return self.home / "ghost.sqlite"
 
     @property
+    def fact_store_path(self) -> Path:
+        return self.home / "facts.sqlite"
+
+    @property
     def backups_dir(self) -> Path:
         return self.backup_dir or self.home / "backups"
 
