@@ -41,15 +41,17 @@ def _tools() -> list[Any]:
 
     from hippo_core.settings import HippoSettings
     from hippo_search.pipeline import open_engine
-    from hippo_server.conversations import ConversationMemory
-    from hippo_server.mcp.search import build_mcp
-    from hippo_server.mcp.work import WorkServices
+    from hippo_server.mcp import build_mcp
+    from hippo_work.conversations import ConversationMemory
+    from hippo_work.wiring import WorkServices
 
     with tempfile.TemporaryDirectory(prefix="hippo-docs-") as tmp:
+        # built as `hippo mcp` builds it (hippo_server/mcp/stdio.py), without the gate: every tool
         settings = HippoSettings(vault=Path(tmp) / "vault", home=Path(tmp) / "home")
         engine = open_engine(settings)
         services = WorkServices.from_settings(settings, engine.vault, None)
-        mcp = build_mcp(engine, ConversationMemory(settings.chunks_dir, engine.vault), services)
+        memory = ConversationMemory(settings.chunks_dir, engine.vault)
+        mcp = build_mcp(engine, memory, services, settings)
 
         async def listed() -> list[Any]:
             async with Client(mcp) as client:
