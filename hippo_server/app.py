@@ -31,6 +31,7 @@ from hippo_search.envelope import (
 )
 from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine, open_engine
 from hippo_server.conversations import ConversationMemory, register_routes
+from hippo_server.mcp.recall import RecallServices, register_recall_routes, register_recall_tools
 from hippo_server.mcp.search import build_mcp
 from hippo_server.mcp.work import WorkServices
 from hippo_server.schemas import printable, request_error_message
@@ -174,6 +175,8 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     memory = ConversationMemory(settings.chunks_dir, engine.vault)
     work = WorkServices.from_settings(settings, engine.vault, engine.embedder)  # type: ignore[arg-type]
     mcp = build_mcp(engine, memory, work)
+    recall_services = RecallServices.from_settings(settings, engine)
+    register_recall_tools(mcp, recall_services)  # hippo_route, hippo_suggest (hippo_server/mcp/recall.py)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "testserver", f"{settings.host}:*"],
@@ -202,6 +205,7 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         return error(422, "invalid_request", request_error_message(exc))
 
+    register_recall_routes(app, recall_services)  # /api/v1/route, /suggest, /recall
     store = store_id(settings.home)
 
     @app.get("/health", tags=["meta"])

@@ -256,5 +256,8 @@ def build_stdio_server(settings: HippoSettings) -> tuple[MCPServer, Capabilities
     services = WorkServices.from_settings(settings, vault, engine.embedder)  # type: ignore[arg-type]
     memory = ConversationMemory(settings.chunks_dir, engine.vault)
     mcp = build_mcp(engine, memory, services)
+    from hippo_server.mcp.recall import RecallServices, register_recall_tools
+
+    register_recall_tools(mcp, RecallServices.from_settings(settings, engine))
     gate(mcp, caps)
     return mcp, caps
