@@ -192,6 +192,12 @@ class HippoSettings(BaseSettings):
         default=True,
         description="With no librarian running, the prompt hook searches in process (within its budget).",
     )
+    recall_need_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="The deterministic router's bar for needs_context (default: the calibrated RouteParams value).",
+    )
     route_engine: Literal["auto", "deterministic", "llm"] = Field(
         default="auto",
         description="hippo_route's engine: `auto` is the LLM when ANTHROPIC_API_KEY is set, else deterministic.",

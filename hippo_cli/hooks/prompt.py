@@ -55,13 +55,16 @@ def _remote(settings: HippoSettings, prompt: str, timeout: float) -> dict[str, A
 
 def _local(settings: HippoSettings, prompt: str, budget_ms: int) -> dict[str, Any]:
     """In process: the search engine on this machine's stores (seconds when cold: the budget decides)."""
+    from hippo_core.recall.route import RouteParams
     from hippo_search.pipeline import open_engine
     from hippo_work.route import recall
     from hippo_work.suggest import SkillLane
 
     engine = open_engine(settings, log=False)
     lane = SkillLane(skill_folders_for(settings)) if settings.recall_skills else None
-    return recall(engine, prompt, lane=lane, budget_ms=budget_ms).model_dump()
+    bar = settings.recall_need_threshold
+    params = RouteParams(**({"need_threshold": bar} if bar is not None else {}))
+    return recall(engine, prompt, params, lane=lane, budget_ms=budget_ms).model_dump()
 
 
 def skill_folders_for(settings: HippoSettings, project_dir: Path | None = None) -> list[Path]:

@@ -71,7 +71,16 @@ class RecallServices:
             embed = lambda texts, role: embedder.embed(texts, role=role, use_cache=role == "passage")  # noqa: E731
         key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
         llm = LLM(api_key=key, model=settings.llm_model, max_tokens=1024, max_retries=1, timeout_seconds=20.0)
-        return cls(engine, SkillLane(folders, embed), llm, settings.route_engine, settings.suggest_budget_ms)
+        params = RouteParams(
+            **(
+                {"need_threshold": settings.recall_need_threshold}
+                if settings.recall_need_threshold is not None
+                else {}
+            )
+        )
+        return cls(
+            engine, SkillLane(folders, embed), llm, settings.route_engine, settings.suggest_budget_ms, params
+        )
 
     def route(self, body: RouteRequest) -> dict[str, Any]:
         router = router_for(self.llm, self.route_engine)
