@@ -30,12 +30,13 @@ from hippo_search.envelope import (
     validation_message,
 )
 from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine, open_engine
-from hippo_server.conversations import ConversationMemory, register_routes
-from hippo_server.mcp.recall import RecallServices, register_recall_routes, register_recall_tools
-from hippo_server.mcp.search import build_mcp
-from hippo_server.mcp.work import WorkServices
+from hippo_server.conversations import register_routes
+from hippo_server.mcp import build_mcp
+from hippo_server.mcp.recall import RecallServices, register_recall_routes
 from hippo_server.schemas import printable, request_error_message
 from hippo_server.work_routes import register_work_routes
+from hippo_work.conversations import ConversationMemory
+from hippo_work.wiring import WorkServices
 
 MAX_BODY_BYTES = 16 * 1024
 MAX_JSON_DEPTH = 64  # far above any request the API takes; json.loads overflows near 1,000
@@ -174,9 +175,7 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     engine = engine or open_engine(settings)
     memory = ConversationMemory(settings.chunks_dir, engine.vault)
     work = WorkServices.from_settings(settings, engine.vault, engine.embedder)  # type: ignore[arg-type]
-    mcp = build_mcp(engine, memory, work)
-    recall_services = RecallServices.from_settings(settings, engine)
-    register_recall_tools(mcp, recall_services)  # hippo_route, hippo_suggest (hippo_server/mcp/recall.py)
+    mcp = build_mcp(engine, memory, work, settings)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "testserver", f"{settings.host}:*"],
@@ -205,7 +204,9 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         return error(422, "invalid_request", request_error_message(exc))
 
-    register_recall_routes(app, recall_services)  # /api/v1/route, /suggest, /recall
+    register_recall_routes(
+        app, RecallServices.from_settings(settings, engine)
+    )  # /api/v1/route, /suggest, /recall
     store = store_id(settings.home)
 
     @app.get("/health", tags=["meta"])

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from hippo_core.settings import HippoSettings
     from hippo_resources.llm import LLM
     from hippo_search.pipeline import SearchEngine
+    from hippo_server.mcp import Backing
 
 
 class RouteRequest(BaseModel):
@@ -92,6 +93,13 @@ class RecallServices:
     def recall(self, body: RecallRequest) -> dict[str, Any]:
         lane = self.lane if body.skills else None
         return recall(self.engine, body.prompt, self.params, lane, body.budget_ms).model_dump()
+
+
+def register(mcp: MCPServer, backing: Backing) -> None:
+    """The recall domain of `build_mcp`: needs the engine and the settings."""
+    if backing.engine is None or backing.settings is None:
+        return
+    register_recall_tools(mcp, RecallServices.from_settings(backing.settings, backing.engine))
 
 
 def register_recall_tools(mcp: MCPServer, services: RecallServices) -> None:

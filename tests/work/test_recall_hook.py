@@ -34,7 +34,9 @@ def hook_env(home: Path, vault: Path, port: int, **extra: str) -> dict[str, str]
     return env
 
 
-def run_hook(env: dict[str, str], stdin: str | bytes, *flags: str) -> tuple[subprocess.CompletedProcess[bytes], float]:
+def run_hook(
+    env: dict[str, str], stdin: str | bytes, *flags: str
+) -> tuple[subprocess.CompletedProcess[bytes], float]:
     started = time.monotonic()
     result = subprocess.run(
         [sys.executable, *flags, "-m", "hippo_cli.main", "hook", "claude-code"],
@@ -45,7 +47,9 @@ def run_hook(env: dict[str, str], stdin: str | bytes, *flags: str) -> tuple[subp
 
 
 def prompt_payload(prompt: str, cwd: Path) -> str:
-    return json.dumps({"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": str(cwd), "prompt": prompt})
+    return json.dumps(
+        {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": str(cwd), "prompt": prompt}
+    )
 
 
 def log_of(home: Path) -> str:
@@ -61,7 +65,10 @@ def log_of(home: Path) -> str:
         ('["a list"]', "not a JSON object"),
         ('{"hook_event_name": "UserPromptSubmit", "prompt": 7}', "bad fields"),
         ('{"hook_event_name": "UserPromptSubmit", "prompt": "   "}', "prompt: empty"),
-        ('{"hook_event_name": "UserPromptSubmit", "prompt": "' + "a" * (2 * 1024 * 1024) + '"}', "larger than 1 MiB"),
+        (
+            '{"hook_event_name": "UserPromptSubmit", "prompt": "' + "a" * (2 * 1024 * 1024) + '"}',
+            "larger than 1 MiB",
+        ),
         ("[" * 100_000, "nested too deep"),
         (b"\xff\xfe\x00garbage", "error: "),
     ],
@@ -138,13 +145,22 @@ def test_a_slow_librarian_cannot_hold_the_agent_and_the_hook_imports_no_pipeline
 ) -> None:
     server, port = slow_librarian
     env = hook_env(tmp_path / "home", tmp_path / "vault", port, HIPPO_RECALL_BUDGET_MS="1500")
-    result, elapsed = run_hook(env, prompt_payload("what did we decide about the retry policy?", tmp_path), "-X", "importtime")
+    result, elapsed = run_hook(
+        env, prompt_payload("what did we decide about the retry policy?", tmp_path), "-X", "importtime"
+    )
     assert (result.returncode, result.stdout) == (0, b"")
     assert server.recall_calls == 1  # it did ask, and stopped waiting
     assert "over budget" in log_of(tmp_path / "home")
     assert elapsed < 30  # the server holds the request 60 s: the hook left long before
-    imported = {line.split("|")[-1].strip().split(".")[0] for line in result.stderr.decode().splitlines() if "|" in line}
-    assert not imported & {"dagster", "chromadb", "kiwipiepy", "polars", "numpy"}, imported & {"dagster", "chromadb"}
+    imported = {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in result.stderr.decode().splitlines()
+        if "|" in line
+    }
+    assert not imported & {"dagster", "chromadb", "kiwipiepy", "polars", "numpy"}, imported & {
+        "dagster",
+        "chromadb",
+    }
 
 
 def test_no_librarian_and_a_vault_never_indexed_prints_nothing(tmp_path: Path) -> None:
