@@ -186,6 +186,43 @@ def cmd_mcp(settings: HippoSettings) -> int:
     return 0
 
 
+def cmd_mcp_install(args: argparse.Namespace, settings: HippoSettings) -> int:
+    """`hippo mcp install CLIENT`: show the stdio entry, then write it (hippo_cli/mcp_install.py)."""
+    from hippo_cli import mcp_install as mi
+
+    if args.client not in mi.CLIENTS:
+        print(f"hippo mcp install: name a client: {', '.join(mi.CLIENTS)}", file=sys.stderr)
+        return 2
+    exe = Path(sys.executable).parent / "hippo"
+    command = str(exe) if exe.exists() else shutil.which("hippo") or "hippo"
+    env = {
+        "HIPPO_VAULT": str(settings.vault.expanduser().resolve()),
+        "HIPPO_HOME": str(settings.home.expanduser().resolve()),
+    }
+    try:
+        plan = mi.plan(args.client, command, env, uninstall=args.uninstall, name=args.name)
+    except mi.McpInstallError as exc:
+        print(f"hippo mcp install: {exc}", file=sys.stderr)
+        return 2
+    verb = "remove from" if args.uninstall else "add to"
+    state = "" if plan.changed else " (already so: nothing to change)"
+    print(f"# {verb} {plan.path}{state}:\n{plan.entry}\n")
+    if args.dry_run or not plan.changed:
+        return 0
+    try:
+        mi.apply(plan)
+    except OSError as exc:
+        print(f"hippo mcp install: cannot write {plan.path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if args.uninstall:
+        print(f"Removed {args.name!r} from {plan.path}.")
+    else:
+        print(
+            f"Written to {plan.path}. Restart {args.client} (or open a new session) to see the hippo_* tools."
+        )
+    return 0
+
+
 def add_commands(sub: argparse._SubParsersAction, common: Common, settings_of: SettingsOf) -> None:
     """`work`, `hook`, `ghost` and `mcp` under the `hippo` parser."""
     p = sub.add_parser("work", help="agents' work memory: resume, sync, checkpoint, worklog, handoff")
@@ -252,6 +289,17 @@ def add_commands(sub: argparse._SubParsersAction, common: Common, settings_of: S
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=lambda a: cmd_ghost_audit(a, settings_of(a)))
 
-    p = sub.add_parser("mcp", help="serve the MCP tools over stdio (the agent starts it; no token)")
+    p = sub.add_parser(
+        "mcp",
+        help="serve the MCP tools over stdio (the agent starts it; no token); "
+        "`hippo mcp install CLIENT` adds it to an agent's MCP config",
+    )
     common(p)
-    p.set_defaults(func=lambda a: cmd_mcp(settings_of(a)))
+    p.add_argument("action", nargs="?", choices=["install"], help="install: write the agent's MCP entry")
+    p.add_argument("client", nargs="?", metavar="CLIENT", help="claude-code, codex, cursor or claude-desktop")
+    p.add_argument("--uninstall", action="store_true", help="remove exactly the entry install wrote")
+    p.add_argument("--dry-run", action="store_true", help="show the entry and the file; write nothing")
+    p.add_argument(
+        "--name", default="hippocampus", help="the server's name in the client (default hippocampus)"
+    )
+    p.set_defaults(func=lambda a: cmd_mcp_install(a, settings_of(a)) if a.action else cmd_mcp(settings_of(a)))
