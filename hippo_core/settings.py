@@ -197,6 +197,38 @@ class HippoSettings(BaseSettings):
         default=True,
         description="SessionEnd hooks also start `hippo ingest <agent>` in the background (incremental).",
     )
+    # --- recall: the prompt hook, hippo_route and hippo_suggest (docs/recall.md) ---------------------
+    recall_budget_ms: int = Field(
+        default=1500,
+        ge=100,
+        le=30_000,
+        description="The UserPromptSubmit hook's time budget from process start; over it, it prints nothing.",
+    )
+    recall_max_bytes: int = Field(
+        default=1500, ge=200, le=64 * 1024, description="Bytes of context the prompt hook adds at most."
+    )
+    recall_skills: bool = Field(default=True, description="The prompt hook also suggests fitting skills.")
+    recall_local: bool = Field(
+        default=True,
+        description="With no librarian running, the prompt hook searches in process (within its budget).",
+    )
+    recall_need_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="The deterministic router's bar for needs_context (default: the calibrated RouteParams value).",
+    )
+    route_engine: Literal["auto", "deterministic", "llm"] = Field(
+        default="auto",
+        description="hippo_route's engine: `auto` is the LLM when ANTHROPIC_API_KEY is set, else deterministic.",
+    )
+    suggest_budget_ms: int = Field(
+        default=1500, ge=50, le=30_000, description="hippo_suggest's budget; over it, an empty list."
+    )
+    skill_dirs: str | None = Field(
+        default=None,
+        description="More skill folders (each holding <skill>/SKILL.md), separated by the path separator.",
+    )
     ghost_half_life_days: float = Field(
         default=90.0, gt=0, description="Half-life of a shared ghost memory's recency in ghost search."
     )
