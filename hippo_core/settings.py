@@ -223,6 +223,10 @@ class HippoSettings(BaseSettings):
     cron_ghost: str = Field(
         default="20 4 * * *", description="nightly_ghost: promote approved shared memories (ghost_memories)."
     )
+    # --- facts (issue 24) ---
+    cron_facts: str = Field(
+        default="40 4 * * *", description="nightly_facts: take new facts in, list supersession proposals."
+    )
 
     # The variables `from_env` read from the process environment (secrets among them become EnvVar).
     _process_env: frozenset[str] = PrivateAttr(default_factory=frozenset)
