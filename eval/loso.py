@@ -55,6 +55,7 @@ from eval.beir import (
     passage_text,
     select_queries,
 )
+from eval.results import write_result
 from hippo_assets.quality.metrics import score_query
 from hippo_core.ranking.adaptive_fusion import (
     BASE_FEATURES,
@@ -640,6 +641,24 @@ def check_targets(results: dict[str, Any], row: str = "adaptive (LOSO)") -> tupl
     return ge, strict, fails
 
 
+def left_out_tables(results: dict[str, Any]) -> dict[str, Any]:
+    """The figures `eval/results` keeps: Hit@1 / nDCG@10 per set left out and row, and the targets."""
+    rows = [row for row in (*ROWS, RERANK_ROW) if any(row in r["rows"] for r in results.values())]
+    table = {
+        f"{name} ({r['queries']})": {
+            row: f"{r['rows'][row]['hit@1']:.3f} / {r['rows'][row]['ndcg@10']:.3f}"
+            for row in rows
+            if row in r["rows"]
+        }
+        for name, r in results.items()
+    }
+    targets = {}
+    for row in ("fixed share (LOSO)", "share + floor (LOSO)", "adaptive (LOSO)"):
+        ge, strict, _ = check_targets(results, row)
+        targets[row] = {"≥ better lane (sets)": f"{ge}/{len(results)}", "strictly better (sets)": strict}
+    return {"left out, Hit@1 / nDCG@10": table, "target: fused ≥ the better lane": targets}
+
+
 def render(results: dict[str, Any]) -> str:
     lines = [
         "| set (left out) | queries | row | Hit@1 | Hit@10 | nDCG@10 | share |",
@@ -815,6 +834,7 @@ def main(argv: list[str] | None = None) -> int:
         print(render(results))
         if args.json:
             args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+        write_result("loso", left_out_tables(results), argv)
         return EXIT_OK
     except (LosoError, BeirError) as exc:
         print(f"error: {exc}", file=sys.stderr)

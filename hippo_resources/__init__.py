@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from hippo_core.settings import HippoSettings
     from hippo_resources.chunk_store import ChunkStore
     from hippo_resources.conversation_store import ConversationStore
+    from hippo_resources.dream_store import DreamStore
     from hippo_resources.embedder import Embedder, EmbedderError
     from hippo_resources.fact_store import FactStore
     from hippo_resources.ghost_store import GhostStore
@@ -31,6 +32,7 @@ _LAZY = {
     "LLM": "llm",
     "ChunkStore": "chunk_store",
     "ConversationStore": "conversation_store",
+    "DreamStore": "dream_store",
     "Embedder": "embedder",
     "EmbedderError": "embedder",
     "FactStore": "fact_store",
@@ -55,6 +57,7 @@ __all__ = [
     "LLM",
     "ChunkStore",
     "ConversationStore",
+    "DreamStore",
     "Embedder",
     "EmbedderError",
     "FactStore",
@@ -86,6 +89,7 @@ class HippoResources(Mapping[str, Any]):
     conversation_store: ConversationStore
     work_store: WorkStore
     ghost_store: GhostStore
+    dream_store: DreamStore
     fact_store: FactStore
     reranker: Reranker
 
@@ -162,6 +166,7 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
     and tests all build them here. Paths are made absolute, so a run started elsewhere finds the same stores."""
     from hippo_resources.chunk_store import ChunkStore
     from hippo_resources.conversation_store import ConversationStore
+    from hippo_resources.dream_store import DreamStore
     from hippo_resources.fact_store import FactStore
     from hippo_resources.ghost_store import GhostStore
     from hippo_resources.ledger import Ledger
@@ -195,6 +200,7 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
         # the non-rebuildable stores of work memory and the ghost layer (hippo_resources.stores)
         work_store=WorkStore(path=str(s.work_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         ghost_store=GhostStore(path=str(s.ghost_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
+        dream_store=DreamStore(path=str(s.dream_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         fact_store=FactStore(path=str(s.fact_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         reranker=Reranker(
             url=s.rerank_url,

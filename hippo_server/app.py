@@ -32,6 +32,7 @@ from hippo_search.envelope import (
 from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine, open_engine
 from hippo_server.conversations import register_routes
 from hippo_server.mcp import build_mcp
+from hippo_server.mcp.recall import RecallServices, register_recall_routes
 from hippo_server.schemas import printable, request_error_message
 from hippo_server.work_routes import register_work_routes
 from hippo_work.conversations import ConversationMemory
@@ -203,6 +204,9 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         return error(422, "invalid_request", request_error_message(exc))
 
+    register_recall_routes(
+        app, RecallServices.from_settings(settings, engine)
+    )  # /api/v1/route, /suggest, /recall
     store = store_id(settings.home)
 
     @app.get("/health", tags=["meta"])
