@@ -277,7 +277,7 @@ class HippoSettings(BaseSettings):
     )
     # --- facts (issue 24) ---
     cron_facts: str = Field(
-        default="40 4 * * *", description="nightly_facts: take new facts in, list supersession proposals."
+        default="50 4 * * *", description="nightly_facts: take new facts in, list supersession proposals."
     )
 
     # --- the nightly dream (hippo_assets/dream) ------------------------------------------------------
