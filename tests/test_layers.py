@@ -138,7 +138,6 @@ PATH_IO = {
     "is_dir",
     "stat",
     "lstat",
-    "resolve",
     "rename",
     "symlink_to",
     "hardlink_to",
