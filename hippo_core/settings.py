@@ -275,6 +275,10 @@ class HippoSettings(BaseSettings):
     cron_ghost: str = Field(
         default="20 4 * * *", description="nightly_ghost: promote approved shared memories (ghost_memories)."
     )
+    # --- facts (issue 24) ---
+    cron_facts: str = Field(
+        default="50 4 * * *", description="nightly_facts: take new facts in, list supersession proposals."
+    )
 
     # --- the nightly dream (hippo_assets/dream) ------------------------------------------------------
     cron_dream: str = Field(

@@ -8,7 +8,7 @@ to it).
 --8<-- [start:rules]
 | package | may import (besides itself, the standard library and third-party libraries) |
 |---|---|
-| `hippo_core` | nothing of the project; no Dagster, and no I/O (no files, no processes, no network) |
+| `hippo_core` | nothing of the project; no Dagster, and no I/O (no files, no processes, no network; `settings.py` alone reads the configuration) |
 | `hippo_resources` | `hippo_core` |
 | `hippo_search` | `hippo_core`, `hippo_resources` |
 | `hippo_work` | `hippo_core`, `hippo_resources`, `hippo_search` |
@@ -25,7 +25,9 @@ to it).
 (`np.load`, `np.save`, ...), of a `Path` method that touches the disk (`read_text`, `write_bytes`,
 `mkdir`, `iterdir`, `exists`, ...), and no import of a module whose purpose is I/O (`shutil`,
 `subprocess`, `socket`, `sqlite3`, `tempfile`, `urllib.request`, HTTP clients, Chroma, Dagster). Callers
-hand the core bytes and text; the resources own the files.
+hand the core bytes and text; the resources own the files. One module is the configuration reader by
+design: `hippo_core/settings.py` (pydantic-settings: the environment and the user's config file, the one
+place every `HIPPO_*` name is read), so its calls are not checked; its imports are.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 CORE = "hippo_core"
+CONFIG_READER = "hippo_core/settings.py"
+"""The one core module that reads the process's configuration (environment, config file)."""
 RULES: dict[str, tuple[str, ...]] = {
     "hippo_core": (),
     "hippo_resources": ("hippo_core",),
@@ -134,7 +138,6 @@ PATH_IO = {
     "is_dir",
     "stat",
     "lstat",
-    "resolve",
     "rename",
     "symlink_to",
     "hardlink_to",
@@ -211,7 +214,7 @@ def check(
                     found.append(Violation(rel.as_posix(), line, f"{package} may not import {name}"))
                 if package == CORE and any(name == m or name.startswith(m + ".") for m in CORE_IO_MODULES):
                     found.append(Violation(rel.as_posix(), line, f"{CORE} does no I/O: imports {name}"))
-            if package == CORE:
+            if package == CORE and rel.as_posix() != CONFIG_READER:
                 for line, call in _io_calls(tree):
                     found.append(Violation(rel.as_posix(), line, f"{CORE} does no I/O: calls {call}"))
     return found
@@ -310,7 +313,8 @@ def test_the_core_doing_io_is_named(tmp_path: Path) -> None:
     }
 
 
-if __name__ == "__main__":  # print the current violations
-    for v in check(ROOT):
+if __name__ == "__main__":  # print the current violations; exit 1 when there are any
+    found = check(ROOT)
+    for v in found:
         print(v)
-    sys.exit(0)
+    sys.exit(1 if found else 0)
