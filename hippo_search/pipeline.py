@@ -80,7 +80,7 @@ from hippo_resources import (
     build_resources,
 )
 from hippo_resources.lexical_store import GenerationUnreadable, LexicalView
-from hippo_search.envelope import SearchHit, SearchRequest, SearchResponse, Section
+from hippo_search.envelope import FailedBefore, SearchHit, SearchRequest, SearchResponse, Section
 from hippo_search.table import Masks, Part, Rows
 
 Ranked = list[tuple[str, float]]
@@ -877,6 +877,7 @@ class SearchEngine:
             and not request.path_prefix
         )
         gap = gap_kind(evidence, self.evidence_params) if judged else None
+        failed_before = self._failed_before(request.query) if gap else None
         response = SearchResponse(
             status=status,  # type: ignore[arg-type]
             degraded_reason=reason,
@@ -884,11 +885,25 @@ class SearchEngine:
             mode=request.mode,
             generation=snap.generation,
             gap=gap,
+            failed_before=failed_before,
             results=hits,
         )
         if log:
             self.log_search(request, response)
         return response
+
+    def _failed_before(self, query: str) -> FailedBefore | None:
+        """A miss that is already a gap asked twice or more (seed S4 §3: failures >= 2 are remembered)."""
+        if self.ledger is None:
+            return None
+        try:
+            row = self.ledger.gap(normalize_query(query))
+        except (sqlite3.Error, OSError):
+            return None
+        if row is None or row["status"] != "open" or row["times_asked"] < 2:
+            return None
+        last = dt.datetime.fromtimestamp(row["last_seen"], dt.UTC).isoformat(timespec="seconds")
+        return FailedBefore(times_asked=row["times_asked"], last_seen=last)
 
     def log_search(self, request: SearchRequest, response: SearchResponse) -> None:
         """Record an answered search in the query log and the gap radar. The REST route and the MCP tool
