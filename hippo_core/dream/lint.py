@@ -116,9 +116,12 @@ def lint_structure(outlines: Mapping[str, Outline], attachments: Iterable[str] |
         for link in o.links:
             target = resolver.note(link.target, path)
             if target is None:
-                if link.target and _attachment_target(link.target):
-                    if attachments is None or resolver.attachment(link.target):
-                        continue
+                if (
+                    link.target
+                    and _attachment_target(link.target)
+                    and (attachments is None or resolver.attachment(link.target))
+                ):
+                    continue
                 findings.append(
                     Finding(
                         layer=1,
