@@ -98,7 +98,9 @@ def _attachment_target(target: str) -> bool:
     return bool(suffix) and suffix not in (".md", ".markdown") and len(suffix) <= 6 and suffix[1:].isalnum()
 
 
-def lint_structure(outlines: Mapping[str, Outline], attachments: Iterable[str] | None = None) -> list[Finding]:
+def lint_structure(
+    outlines: Mapping[str, Outline], attachments: Iterable[str] | None = None
+) -> list[Finding]:
     """L1 over every note's outline: links, anchors, frontmatter, orphans, exact duplicates. Links to
     attachments are checked against `attachments` when it is given, and not checked when it is None."""
     resolver = LinkResolver(outlines, attachments or ())
