@@ -160,7 +160,7 @@ def planted_facts(n: int, per_rule: int) -> tuple[list[FactView], list[PendingRe
                 proposal_id=f"rev-{k}",
                 created="2026-10-01",
                 path="30-reviews/facts/2026-10-01.md",
-                summary=f"review {k}",
+                summary=f"review #{k:04d}",
             )
         )
         want["review_overdue"].add(f"rev-{k}")
