@@ -40,7 +40,12 @@ def outline(path: str, text: str) -> Outline:
     """Read a note leniently (never raises for a readable note)."""
     note = frontmatter.parse_note(text, path)
     dates: dict[str, str] = {}
-    data = {**(note.fm.model_extra or {}), **note.foreign, "created": note.fm.created, "updated": note.fm.updated}
+    data = {
+        **(note.fm.model_extra or {}),
+        **note.foreign,
+        "created": note.fm.created,
+        "updated": note.fm.updated,
+    }
     for field in _DATE_FIELDS:
         value = data.get(field)
         if value is None:
