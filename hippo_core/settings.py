@@ -282,7 +282,8 @@ class HippoSettings(BaseSettings):
 
     # --- the nightly dream (hippo_assets/dream) ------------------------------------------------------
     cron_dream: str = Field(
-        default="40 4 * * *", description="nightly_dream: lint, consolidate, profile and write the digest."
+        default="5 5 * * *",
+        description="nightly_dream: lint, consolidate, profile and write the digest (after nightly_facts).",
     )
     dream_min_hours: float = Field(
         default=24.0, ge=0, description="The dream runs only this many hours after the last one (and ...)."
