@@ -64,7 +64,7 @@ class SubjectIndex:
                 if k:
                     self._keys.setdefault(k, canonical)
 
-    def resolve(self, name: str) -> str:
+    def key_of(self, name: str) -> str:
         """The subject key of a name: its note's title key when a note names it, else the name's own key."""
         k = subject_key(name)
         return self._keys.get(k, k)
