@@ -16,6 +16,9 @@ assets, the compiler's related pages, the golden set and the benchmarks.
                  unless asked for; a query-focused snippet per hit
     4b. rerank   rerank_hits (off unless HIPPO_RERANK_URL): the top N re-scored by a cross-encoder; on its
                  failure the fused order stays and the response says degraded, with the reason
+    4c. time     time_stage: newest first among results that score within `time_window` of each other
+                 (hippo_core/ranking/time.py); `as_of` masked newer sources in stage 2 already, and every
+                 hit carries its source's date
     5. envelope  SearchResponse: status (ok, degraded with its reason, empty), the knowledge gap, the hits
 
 The lanes are plain functions over an index and a store, so the benches in `eval/` run the product's own
@@ -62,6 +65,7 @@ from hippo_core.ranking.ranking import (
 )
 from hippo_core.ranking.rerank import reorder
 from hippo_core.ranking.snippets import query_snippet
+from hippo_core.ranking.time import newest_first
 from hippo_core.safety.text_input import decode_utf8, validate_path_prefix
 from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
@@ -364,10 +368,15 @@ def semantic_lane(
 
 
 def lexical_mask(snap: Snapshot, request: SearchRequest, params: RankingParams) -> np.ndarray:
-    """The rows the request may return (status, lanes, tool output, path prefix), for both lanes; read-only,
+    """The rows the request may return (status, lanes, tool output, path prefix, sources dated after
+    `as_of` masked), for both lanes; read-only,
     computed once per distinct filter and snapshot."""
     return snap.masks.get(
-        params.excluded_statuses, request.lanes, request.include_tool_output, request.path_prefix
+        params.excluded_statuses,
+        request.lanes,
+        request.include_tool_output,
+        request.path_prefix,
+        request.as_of,
     )
 
 
@@ -571,6 +580,7 @@ def _rank_sections(
             trust=row["trust"],
             sector=row["sector"],
             updated=row["updated"],
+            date=row.get("date"),
             lexical_rank=cand.lexical_rank,
             semantic_rank=cand.semantic_rank,
             semantic_similarity=None if cand.semantic_score is None else round(cand.semantic_score, 4),
@@ -597,6 +607,19 @@ def rerank_hits(
     if outcome.status != "ok" or outcome.scores is None:
         return hits, outcome.reason or "reranker unavailable: fused order"
     return reorder(head, outcome.scores) + hits[len(head) :], None
+
+
+# --- 4c. time ---------------------------------------------------------------------------------------------
+def time_stage(hits: list[SearchHit], params: RankingParams, request: SearchRequest) -> list[SearchHit]:
+    """Newest first among results that answer alike (hippo_core/ranking/time.py `newest_first`): a question
+    about the present (or about `as_of`, whose newer sources are already masked) gets the latest version
+    first, and a result never passes one that answers clearly better. Weak hits stay after the others;
+    `include_history` keeps the relevance order."""
+    if request.include_history or len(hits) < 2:
+        return hits
+    strong = [h for h in hits if not h.weak]
+    order = newest_first([h.score for h in strong], [h.date for h in strong], params.time_window)
+    return [strong[i] for i in order] + [h for h in hits if h.weak]
 
 
 def _title_key(row: Any) -> str:
@@ -774,7 +797,12 @@ class SearchEngine:
             if why:
                 reason = why if status == "ok" else f"{reason}; {why}"
                 status = "degraded"
-        hits = hits[: request.limit]
+        # 4c. time
+        if request.as_of and "date" not in snap.table.columns:
+            why = "the index holds no dates yet (run `hippo run`): as_of could not mask newer sources"
+            reason = why if status == "ok" else f"{reason}; {why}"
+            status = "degraded"
+        hits = time_stage(hits, params, request)[: request.limit]
         # 5. envelope
         return self._envelope(snap, request, status, reason, hits, log)
 
