@@ -11,7 +11,7 @@ export DAGSTER_HOME ?= $(CURDIR)/.dagster
 export HIPPO_VAULT  ?= $(CURDIR)/vault
 export HIPPO_HOME   ?= $(CURDIR)/.hippo
 
-.PHONY: install run test lint ui serve bench clean sample-vault
+.PHONY: install run test lint ui serve bench docs clean sample-vault
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python 3.11+ is required"'
@@ -57,6 +57,9 @@ serve: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) -m eval.report ../shared/eval-data --out eval/reports/latest
+
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs serve -a 127.0.0.1:8000
 
 clean:
 	rm -rf $(VENV) .dagster .hippo

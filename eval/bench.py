@@ -68,7 +68,7 @@ from eval.bench_diagnostics import (
     variant_diff,
 )
 from eval.bench_render import render_markdown
-from eval.metrics import evaluate, score_query
+from hippo_assets.quality.metrics import evaluate, score_query
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.tokenize import Tokenizer, get_kiwi
 from hippo_core.ranking.ranking import Candidate, RankingParams, solo_match_floor

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from eval.bench_diagnostics import EXACT, NO_FLOOR
-from eval.metrics import METRICS
+from hippo_assets.quality.metrics import METRICS
 
 
 def _f(value: float | None, digits: int = 4) -> str:

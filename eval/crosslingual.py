@@ -21,7 +21,7 @@ from typing import Any
 
 from eval.beir import CORPUS_FILE, DEFAULT_DATA, QRELS_FILE, QUERIES_FILE, BeirError
 from eval.loso import DEFAULT_CACHE, LosoError, SetLanes, dump_set, load_dump, to_docs
-from eval.metrics import score_query
+from hippo_assets.quality.metrics import score_query
 from hippo_core.ranking.adaptive_fusion import FusionModel, fuse_adaptive, fuse_with_weak, load_model
 from hippo_core.ranking.ranking import RankingParams
 

@@ -55,7 +55,7 @@ from eval.beir import (
     passage_text,
     select_queries,
 )
-from eval.metrics import score_query
+from hippo_assets.quality.metrics import score_query
 from hippo_core.ranking.adaptive_fusion import (
     BASE_FEATURES,
     FEATURES,

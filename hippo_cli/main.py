@@ -96,7 +96,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if getattr(args, "job", None):
         from hippo_cli.loop import run_named_job
+        from hippo_cli.runner import merged_config
 
+        if args.force and args.job in ("dream_job", "nightly_dream"):  # the dream's gate lets it through
+            run_config = merged_config(run_config, {"ops": {"dream_gate": {"config": {"force": True}}}})
         return run_named_job(settings, args.job, get_instance(), run_config=run_config)
     return run_refresh(settings, args.select, args.force, get_instance(), run_config)
 
@@ -281,7 +284,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--select", help="part of refresh_job, in Dagster selection syntax: 'chunks+', 'lexical_index'"
     )
     p.add_argument(
-        "--force", action="store_true", help="allow a scan that removes over half the indexed documents"
+        "--force",
+        action="store_true",
+        help="allow a scan that removes over half the indexed documents; with --job dream_job, dream even "
+        "when the gate would skip",
     )
     p.add_argument(
         "--job",
@@ -385,9 +391,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "eval",
-        help="golden-set harness: validate, run, calibrate, sweep, candidates, probe (= python -m eval)",
+        help="golden-set harness: validate, run, calibrate, sweep, candidates, probe",
     )
-    p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for python -m eval")
+    p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for hippo eval")
     p.set_defaults(func=cmd_eval)
 
     from hippo_cli.work import add_commands
@@ -409,7 +415,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from eval.__main__ import main as eval_main
+    from hippo_cli.eval import main as eval_main
 
     return eval_main(args.eval_args or ["--help"])
 

@@ -172,7 +172,7 @@ def cmd_ghost_audit(args: argparse.Namespace, settings: HippoSettings) -> int:
 
 
 def cmd_mcp(settings: HippoSettings) -> int:
-    from hippo_server.mcp.work import build_stdio_server
+    from hippo_server.mcp.stdio import build_stdio_server
 
     mcp, caps = build_stdio_server(settings)
     for line in caps.why:

@@ -224,6 +224,30 @@ class HippoSettings(BaseSettings):
         default="20 4 * * *", description="nightly_ghost: promote approved shared memories (ghost_memories)."
     )
 
+    # --- the nightly dream (hippo_assets/dream) ------------------------------------------------------
+    cron_dream: str = Field(
+        default="40 4 * * *", description="nightly_dream: lint, consolidate, profile and write the digest."
+    )
+    dream_min_hours: float = Field(
+        default=24.0, ge=0, description="The dream runs only this many hours after the last one (and ...)."
+    )
+    dream_min_changes: int = Field(
+        default=5,
+        ge=0,
+        description="... only when this many notes, sources, sessions or checkpoints are new.",
+    )
+    dream_llm_pairs: int = Field(
+        default=20, ge=0, description="Layer-3 lint: at most this many LLM questions per dream."
+    )
+    dream_reconfirm_days: int = Field(
+        default=180, ge=1, description="A fact that changed twice or more is flagged when unconfirmed longer."
+    )
+    dream_review_deadline_days: int = Field(
+        default=14,
+        ge=1,
+        description="A review waiting longer is listed as overdue (never applied by a timeout).",
+    )
+
     # The variables `from_env` read from the process environment (secrets among them become EnvVar).
     _process_env: frozenset[str] = PrivateAttr(default_factory=frozenset)
 
@@ -296,6 +320,14 @@ class HippoSettings(BaseSettings):
         return self.home / "ghost.sqlite"
 
     @property
+    def dream_store_path(self) -> Path:
+        return self.home / "dream.sqlite"
+
+    @property
+    def fact_store_path(self) -> Path:
+        return self.home / "facts.sqlite"
+
+    @property
     def backups_dir(self) -> Path:
         return self.backup_dir or self.home / "backups"
 
@@ -332,7 +364,7 @@ def env_names() -> dict[str, str]:
 
 
 def settings_table() -> str:
-    """The README's settings table, generated from the fields (a test keeps the README equal to it)."""
+    """The settings table of docs/configuration.md, generated from the fields when the docs are built."""
     rows = ["| variable | default | what it sets |", "|---|---|---|"]
     for field, info in HippoSettings.model_fields.items():
         default = info.default

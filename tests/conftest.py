@@ -6,7 +6,9 @@ test is not embedded again by the next: the same mechanism that makes `hippo run
 
 from __future__ import annotations
 
+import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +21,9 @@ from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 
 FIXTURES = Path(__file__).parent / "fixtures"
+
+# Benchmarks the tests run write their figures here, never over the committed eval/results/ (eval/results.py).
+os.environ.setdefault("EVAL_RESULTS_DIR", tempfile.mkdtemp(prefix="hippo-eval-results-"))
 
 # CI may start the suite with SIGINT ignored; without this, Dagster would make SIGTERM ignored too and
 # the log-mirroring `tail -F` children of every run would outlive their runs (hippo_cli/signals.py).

@@ -86,7 +86,7 @@ def load_calibration(path: Path, embed_model: str) -> LoadedCalibration:
     """Read `calibration.json`; it applies only to the embedder it was measured for."""
     if not path.exists():
         return LoadedCalibration(
-            calibration=None, status="missing: defaults in use (run `python -m eval calibrate`)"
+            calibration=None, status="missing: defaults in use (run `hippo eval calibrate`)"
         )
     try:
         cal = Calibration.model_validate(json.loads(path.read_text(encoding="utf-8")))
@@ -98,6 +98,6 @@ def load_calibration(path: Path, embed_model: str) -> LoadedCalibration:
         return LoadedCalibration(
             calibration=None,
             status=f"stale: measured for {cal.embed_model}, the embedder is now {embed_model}; "
-            "run `python -m eval calibrate` (required after an embedder change)",
+            "run `hippo eval calibrate` (required after an embedder change)",
         )
     return LoadedCalibration(calibration=cal, status=f"applied ({cal.pairs} pairs)")

@@ -36,7 +36,7 @@ class RankingParams(BaseModel, frozen=True):
     lexical_share: float = Field(
         default=0.6, ge=0, le=1, description="convex fusion: weight of the lexical lane"
     )
-    # RRF knobs (fusion="rrf"), chosen by `python -m eval sweep` on eval/golden.jsonl: rrf_k 60 → 10 took
+    # RRF knobs (fusion="rrf"), chosen by `python -m eval sweep` on the golden set (hippo_assets/quality/golden.jsonl): rrf_k 60 → 10 took
     # MRR@10 from 0.606 to 0.795 — with k=60 every rank scores alike and the governance multipliers decided.
     rrf_k: int = Field(default=10, ge=1)
     lexical_weight: float = Field(default=0.7, ge=0)
