@@ -103,6 +103,9 @@ class RankingParams(BaseModel, frozen=True):
     freshness_floor: float = Field(default=0.85, ge=0, le=1)
     # Time (hippo_core/ranking/time.py newest_first): a dated result moves above an older one it scores
     # within this ratio of; > 1 turns it off. Chosen with the reported questions left out (docs/time.md).
+    stale_factor: float = Field(
+        default=0.5, ge=0, le=1, description="× for a section whose facts were all superseded (marked stale)"
+    )
     time_window: float = Field(
         default=1.01, ge=0, description="newest first among results scoring ≥ window × each other"
     )

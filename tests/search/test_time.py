@@ -173,3 +173,50 @@ def test_rest_mcp_and_the_cli_give_the_same_dated_results(timed: HippoSettings, 
     assert mcp == envelope == json.loads(cli.stdout)
     got = {h["path"]: h["date"] for h in envelope["results"]}
     assert got == {p: d for p, d in DATES.items() if d <= "2025-12-31T23:59:59"}
+
+
+def test_a_section_whose_facts_were_all_superseded_is_marked_stale_and_demoted(
+    timed: HippoSettings, tmp_path: Path
+) -> None:
+    from hippo_core.facts.dates import parse_date
+    from hippo_core.facts.model import Fact, FactObject, Provenance
+    from hippo_resources.fact_store import FactStore
+
+    engine = open_engine(timed, log=False)
+    off = engine.params.model_copy(update={"time_window": 1.01})
+    old, new = "10-notes/cutoff-2024.md", "10-notes/cutoff-2025.md"
+    anchors = {h.path: h.anchor for h in search(timed, params=off)}
+
+    def stated(value: str, day: str, path: str) -> Fact:
+        return Fact(
+            subject="me",
+            predicate="caffeine_cutoff",
+            cardinality="single",
+            object=FactObject(text=value),
+            statement=f"My caffeine cutoff is {value}.",
+            valid_at=parse_date(day),
+            provenance=[Provenance(anchor=anchors[path], content_hash="h", extractor="reader:inline")],
+        ).with_id()
+
+    store = FactStore(path=str(tmp_path / "facts.sqlite"))
+    store.add(stated("six hours before bed", "2024-01-10", old))
+    store.add(stated("15:00", "2025-02-01", new))
+    engine.fact_store = store
+
+    def ask(**kw: object) -> list:
+        request = SearchRequest(query=QUERY, mode="lexical", lanes=["notes"], **kw)  # type: ignore[arg-type]
+        return engine.search(request, params=off, log=False).results
+
+    # pending: nothing is stale until a person ticks the supersession
+    assert not any(h.stale for h in ask()) and [h.path for h in ask()][0] == old
+    (proposal,) = store.proposals()
+    assert store.decide(proposal.proposal_id, "supersede").applied
+    now = ask()
+    marked = {h.path: (h.stale, h.superseded_by) for h in now}
+    assert marked[old] == (True, [anchors[new]]) and marked[new] == (False, [])
+    assert [h.path for h in now].index(new) < [h.path for h in now].index(old)  # demoted, still found
+    # with the history the relevance order stays, the mark too
+    history = ask(include_history=True)
+    assert [h.path for h in history][0] == old and history[0].stale
+    # as of a day when the old value held, it is not stale
+    assert not any(h.stale for h in ask(as_of="2024-12-31"))
