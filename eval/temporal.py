@@ -10,6 +10,9 @@ Each question is asked with the product's search at its `now` and every KU quest
 RUN.jsonl gets one line per question and probe: {"qid", "probe": "now"|"asof", "ranked": [...]} with
 `<path>#<heading>` anchors relative to DIR.
 
+`--reuse-hits RUN.hits.jsonl` re-ranks an earlier run's hits (what each search returned with the stage
+off, written beside --out) without indexing or searching again.
+
 `time_window` (hippo_core/ranking/time.py) is the one parameter of the time stage. Besides the figures
 at the product's value, the report gives a 2-fold estimate: the questions are split by index (even, odd
 within each type); the window is chosen on one half from `GRID` and the other half is scored with it.
@@ -27,7 +30,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hippo_core.ranking.time import newest_first
+from eval.results import write_result
+from hippo_core.ranking.time import about_the_past, newest_first
 
 GRID = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
 """Windows tried by the 2-fold estimate (1.01: the time stage off)."""
@@ -95,9 +99,17 @@ def ask(engine: Any, q: dict[str, Any], as_of: str, mode: str) -> list[dict[str,
     return [{"anchor": h.anchor, "score": h.score, "date": h.date} for h in response.results]
 
 
-def ordered(hits: list[dict[str, Any]], window: float) -> list[dict[str, Any]]:
-    """The pipeline's time stage (`time_stage`) at `window` over one search's hits."""
-    order = newest_first([h["score"] for h in hits], [h["date"] for h in hits], window)
+def ordered(hits: list[dict[str, Any]], window: float, query: str, cues: bool = True) -> list[dict[str, Any]]:
+    """The pipeline's time stage (`time_stage`) at `window` over one search's hits (`cues`: the
+    question-about-the-past gate, `time_past_cues`)."""
+    if cues and about_the_past(query):
+        return hits
+    order = newest_first(
+        [h["score"] for h in hits],
+        [h["date"] for h in hits],
+        window,
+        [h["anchor"].split("#", 1)[0] for h in hits],
+    )
     return [hits[i] for i in order]
 
 
@@ -175,10 +187,14 @@ def score_at(
     hits: dict[tuple[str, str], list[dict[str, Any]]],
     dates: dict[tuple[str, str], str],
     window: float,
+    cues: bool = True,
 ) -> list[tuple[dict[str, Any], dict[str, float]]]:
     out = []
     for q in questions:
-        runs = {p: [h["anchor"] for h in ordered(hits[(q["qid"], p)], window)] for p, _ in probes(q)}
+        runs = {
+            p: [h["anchor"] for h in ordered(hits[(q["qid"], p)], window, q["question"], cues)]
+            for p, _ in probes(q)
+        }
         out.append((q, question_scores(q, runs, dates)))
     return out
 
@@ -187,6 +203,7 @@ def two_fold(
     questions: list[dict[str, Any]],
     hits: dict[tuple[str, str], list[dict[str, Any]]],
     dates: dict[tuple[str, str], str],
+    cues: bool = True,
 ) -> dict[str, Any]:
     """The window chosen on each half (even / odd index within each type), scored on the other half."""
     halves: list[list[dict[str, Any]]] = [[], []]
@@ -199,13 +216,13 @@ def two_fold(
     folds = []
     for train, test in ((halves[0], halves[1]), (halves[1], halves[0])):
         # best objective; on a tie the larger window (the smaller change to relevance order)
-        best = max(GRID, key=lambda w: (objective(summary(score_at(train, hits, dates, w))), w))
-        scored = score_at(test, hits, dates, best)
+        best = max(GRID, key=lambda w: (objective(summary(score_at(train, hits, dates, w, cues))), w))
+        scored = score_at(test, hits, dates, best, cues)
         left_out += scored
         folds.append(
             {
                 "window": best,
-                "in_sample": summary(score_at(train, hits, dates, best)),
+                "in_sample": summary(score_at(train, hits, dates, best, cues)),
                 "left_out": summary(scored),
             }
         )
@@ -213,22 +230,34 @@ def two_fold(
 
 
 def run(
-    folder: Path, mode: str, out: Path, max_questions: int | None, work: Path, cache: Path
+    folder: Path,
+    mode: str,
+    out: Path,
+    max_questions: int | None,
+    work: Path,
+    cache: Path,
+    reuse: Path | None = None,
 ) -> dict[str, Any]:
+    from hippo_core.ranking.ranking import RankingParams
     from hippo_search.pipeline import open_engine
 
     questions, dates = load(folder)
     if max_questions:
         questions = questions[:max_questions]
     hits: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    window = None
+    window, cues = RankingParams().time_window, RankingParams().time_past_cues
     index_s = search_s = 0.0
-    for n, q in enumerate(questions, 1):
+    if reuse is not None:  # the hits of an earlier run (`--reuse-hits`): the time stage again, no search
+        for line in reuse.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            hits[(row["qid"], row["probe"])] = row["hits"]
+        questions = [q for q in questions if (q["qid"], "now") in hits]
+    for n, q in enumerate([] if reuse is not None else questions, 1):
         started = time.monotonic()
         settings = index(folder / q["vault_dir"], work.expanduser() / q["qid"], mode, cache)
         index_s += time.monotonic() - started
         engine = open_engine(settings, log=False)
-        window = engine.params.time_window
+        window, cues = engine.params.time_window, engine.params.time_past_cues
         started = time.monotonic()
         for probe, as_of in probes(q):
             found = ask(engine, q, as_of, mode)
@@ -236,20 +265,25 @@ def run(
             hits[(q["qid"], probe)] = [{**h, "anchor": prefix + h["anchor"]} for h in found]
         search_s += time.monotonic() - started
         print(f"[{n}/{len(questions)}] {q['qid']} indexed and asked", file=sys.stderr, flush=True)
-    assert window is not None, "no question to ask"
+    if reuse is None:
+        with out.with_suffix(".hits.jsonl").open("w", encoding="utf-8") as fh:
+            for (qid, probe), found in hits.items():
+                fh.write(json.dumps({"qid": qid, "probe": probe, "hits": found}) + "\n")
     with out.open("w", encoding="utf-8") as fh:
         for q in questions:
             for probe, _ in probes(q):
-                ranked = [h["anchor"] for h in ordered(hits[(q["qid"], probe)], window)]
+                ranked = [h["anchor"] for h in ordered(hits[(q["qid"], probe)], window, q["question"], cues)]
                 fh.write(json.dumps({"qid": q["qid"], "probe": probe, "ranked": ranked}) + "\n")
     report = {
         "dataset": folder.name,
         "mode": mode,
         "questions": len(questions),
         "time_window": window,
-        "product": summary(score_at(questions, hits, dates, window)),
+        "time_past_cues": cues,
+        "product": summary(score_at(questions, hits, dates, window, cues)),
+        "product_without_past_cues": summary(score_at(questions, hits, dates, window, False)),
         "time_stage_off": summary(score_at(questions, hits, dates, GRID[-1])),
-        "two_fold": two_fold(questions, hits, dates),
+        "two_fold": two_fold(questions, hits, dates, cues),
         "index_seconds": round(index_s, 1),
         "search_seconds": round(search_s, 1),
     }
@@ -272,6 +306,7 @@ def render(report: dict[str, Any]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|",
         row("time stage off", report["time_stage_off"]),
         row(f"product (window {report['time_window']}, in-sample)", report["product"]),
+        row("product without the past-question gate", report["product_without_past_cues"]),
     ]
     for i, fold in enumerate(report["two_fold"]["folds"]):
         lines.append(row(f"fold {i}: window {fold['window']} chosen, its half", fold["in_sample"]))
@@ -290,14 +325,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="per-question index homes (kept)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="embedding cache")
     parser.add_argument("--json", type=Path, help="the report as JSON (default: beside --out)")
+    parser.add_argument(
+        "--reuse-hits",
+        type=Path,
+        help="RUN.hits.jsonl of an earlier run (written beside --out): re-rank its hits, search nothing",
+    )
     args = parser.parse_args(argv)
     if not (args.folder / "questions.jsonl").is_file():
         print(f"eval.temporal: no questions.jsonl in {args.folder}", file=sys.stderr)
         return 2
-    report = run(args.folder, args.mode, args.out, args.max_questions, args.work, args.cache)
+    report = run(args.folder, args.mode, args.out, args.max_questions, args.work, args.cache, args.reuse_hits)
     print(render(report))
     target = args.json or args.out.with_suffix(".report.json")
     target.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    if not args.max_questions:  # the committed figures are whole-set runs only
+        write_result(f"temporal_{args.mode}", report, argv, module="eval.temporal")
     return 0
 
 

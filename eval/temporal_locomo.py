@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.bench_locomo import evidence_covers, locomo_export, summarize
+from eval.results import write_result
 
 LIMIT = 10
 
@@ -81,7 +82,9 @@ def run(folder: Path, windows: list[float], category: int = 2) -> dict[str, Any]
             )
             hits = engine.search(request, params=off, log=False).results
             for w in windows:
-                order = newest_first([h.score for h in hits], [h.date for h in hits], w)
+                order = newest_first(
+                    [h.score for h in hits], [h.date for h in hits], w, [h.path for h in hits]
+                )
                 ranks[w].append(
                     next(
                         (i for i, k in enumerate(order, 1) if covers.get(hits[k].anchor, set()) & qrels[qid]),
@@ -115,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {w} | {m['hit@1']:.3f} | {m['hit@10']:.3f} | {m['mrr@10']:.3f} |")
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    write_result("temporal_locomo", report, argv)
     return 0
 
 

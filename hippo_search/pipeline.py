@@ -16,7 +16,8 @@ assets, the compiler's related pages, the golden set and the benchmarks.
                  unless asked for; a query-focused snippet per hit
     4b. rerank   rerank_hits (off unless HIPPO_RERANK_URL): the top N re-scored by a cross-encoder; on its
                  failure the fused order stays and the response says degraded, with the reason
-    4c. time     time_stage: newest first among results that score within `time_window` of each other
+    4c. time     time_stage: newest first among results of different sources that score within
+                 `time_window` of each other, unless the question is about the past
                  (hippo_core/ranking/time.py); `as_of` masked newer sources in stage 2 already, and every
                  hit carries its source's date
     4d. facts    _stale_stage: a section every fact of which was superseded (fact store) is marked `stale`
@@ -68,7 +69,7 @@ from hippo_core.ranking.ranking import (
 )
 from hippo_core.ranking.rerank import reorder
 from hippo_core.ranking.snippets import query_snippet
-from hippo_core.ranking.time import newest_first
+from hippo_core.ranking.time import about_the_past, newest_first
 from hippo_core.safety.text_input import decode_utf8, validate_path_prefix
 from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
@@ -624,8 +625,12 @@ def time_stage(hits: list[SearchHit], params: RankingParams, request: SearchRequ
     `include_history` keeps the relevance order."""
     if request.include_history or len(hits) < 2:
         return hits
+    if params.time_past_cues and about_the_past(request.query):
+        return hits  # "how many days ago…", "which came first…": the older evidence is the answer
     strong = [h for h in hits if not h.weak]
-    order = newest_first([h.score for h in strong], [h.date for h in strong], params.time_window)
+    order = newest_first(
+        [h.score for h in strong], [h.date for h in strong], params.time_window, [h.path for h in strong]
+    )
     return [strong[i] for i in order] + [h for h in hits if h.weak]
 
 

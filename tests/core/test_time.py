@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from hippo_core.ranking.time import as_of_bound, iso_time, newest_first, note_date
+from hippo_core.ranking.time import about_the_past, as_of_bound, iso_time, newest_first, note_date
 
 
 def test_dates_become_sortable_iso_strings() -> None:
@@ -52,3 +52,22 @@ def test_newer_moves_above_older_only_within_the_window() -> None:
     assert newest_first([1.0, 0.95, 0.9], ["2023-01-01", None, "2025-01-01"], 0.5) == [0, 1, 2]
     # an older result never climbs
     assert newest_first([1.0, 0.99], ["2025-01-01", "2023-01-01"], 0.0) == [0, 1]
+
+
+def test_a_question_about_the_past_is_told_from_one_about_the_present() -> None:
+    for past in (
+        "How many days ago did I attend a networking event?",
+        "Which came first, the move or the new job?",
+        "What was my caffeine cutoff before the change?",
+        "지난달에 읽은 책은?",
+        "처음 산 자전거는 뭐였지?",
+    ):
+        assert about_the_past(past), past
+    for present in (
+        "What is my caffeine cutoff?",
+        "How many bikes do I currently own?",
+        "How many postcards have I added since I started collecting again?",
+        "요즘 카페인 제한 시간은?",
+        "Is the firstborn report due?",  # a word that only contains a cue is no cue
+    ):
+        assert not about_the_past(present), present
