@@ -161,6 +161,11 @@ class Ledger(ConfigurableResource):
             r["nearest"] = json.loads(r["nearest"])
         return rows
 
+    def gap(self, normalized: str) -> dict[str, Any] | None:
+        """One gap by its normalised question, or None."""
+        rows = self._rows("SELECT * FROM gaps WHERE normalized = ?", (scrub_value(normalized),))
+        return rows[0] if rows else None
+
     def mark_gap_answered(self, normalized: str, answered_by: str) -> None:
         with closing(self._connect()) as conn, conn:
             conn.execute(

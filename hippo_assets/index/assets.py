@@ -48,6 +48,7 @@ from hippo_core.vault.documents import (
     document_key,
     foreign_value_report_from,
     parse_document,
+    removal_kind,
 )
 from hippo_core.vault.frontmatter import FrontmatterError
 from hippo_core.vault.vault_layout import is_indexed
@@ -374,7 +375,8 @@ def chunks_are_valid(chunk_store: ChunkStore) -> AssetCheckResult:
 
 class EmbeddingsConfig(Config):
     force: bool = Field(
-        default=False, description="Allow a scan that removes more than half of the indexed documents."
+        default=False,
+        description="Allow a scan that removes more than half of the indexed notes, sources or conversations.",
     )
 
 
@@ -387,7 +389,7 @@ class EmbeddingsConfig(Config):
     "(purged after the retention period, reused when the note comes back). With the embedder unreachable "
     "the step still succeeds, `degraded`: the chunks without a vector are recorded and embedded by the next "
     "healthy run. A corrupt Chroma folder is set aside and rebuilt. A scan that would remove more than half "
-    "of the indexed documents is refused unless forced.",
+    "of the indexed notes, of the sources or of the conversations is refused unless forced.",
 )
 def embeddings(
     context: AssetExecutionContext,
@@ -404,7 +406,11 @@ def embeddings(
         ledger = _ledger_from_store(vector_store, collection)
     current_paths = set(frame["path"].unique().to_list())
     indexed_paths = set(ledger["path"].unique().to_list())
-    removed_docs = check_removal(indexed_paths, current_paths, config.force)
+    kind_of = {
+        path: removal_kind(lane)
+        for path, lane in ledger.select("path", "lane").unique(subset="path").iter_rows()
+    }
+    removed_docs = check_removal(indexed_paths, current_paths, config.force, kind_of=kind_of)
 
     # The diff is a join of the chunk table with the ledger: only changed rows become Python records.
     meta_cols = [pl.col(k).fill_null("").alias(k) for k in VECTOR_METADATA]

@@ -69,6 +69,10 @@ class SubjectIndex:
         k = subject_key(name)
         return self._keys.get(k, k)
 
+    def pairs(self) -> list[tuple[str, str]]:
+        """(name key, subject key) for every name that is not its subject's own key."""
+        return sorted((k, v) for k, v in self._keys.items() if k != v)
+
     def names_of(self, key: str) -> list[str]:
         """Every name (lower-cased) that resolves to this subject."""
         return sorted({k for k, v in self._keys.items() if v == key} | {key})

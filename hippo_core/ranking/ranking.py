@@ -172,6 +172,22 @@ def fuse(
 _Part = Callable[[int, float], float]
 
 
+def fuse_with_weak(
+    lexical: Iterable[tuple[str, float]], semantic: Iterable[tuple[str, float]], params: RankingParams
+) -> tuple[list[Candidate], list[Candidate]]:
+    """`fuse`, plus the semantic-only hits it drops under the floor (best similarity first): the weak hits."""
+    lexical, semantic = list(lexical), list(semantic)
+    kept = fuse(lexical, semantic, params)
+    floor = solo_match_floor([s for _, s in semantic], params)
+    lex_ids = {cid for cid, _ in lexical}
+    weak = [
+        Candidate(chunk_id=cid, semantic_rank=rank, semantic_score=sim)
+        for rank, (cid, sim) in enumerate(semantic, start=1)
+        if cid not in lex_ids and sim < floor
+    ]
+    return kept, weak
+
+
 def _lane_parts(
     lexical: list[tuple[str, float]], semantic: list[tuple[str, float]], params: RankingParams
 ) -> tuple[_Part, _Part]:
