@@ -272,7 +272,7 @@ class LexicalStore(ConfigurableResource):
         if manifest is None:
             return None
         try:
-            meta = Delta.read_meta(self.path / str(manifest["generation"]))
+            meta = read_delta_meta(self.path / str(manifest["generation"]))
             with pa.memory_map(str(self.path / str(meta["base"]) / CHUNK_TABLE)) as source:
                 return list(ipc.open_file(source).schema.names)
         except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
