@@ -48,7 +48,7 @@ from hippo_core.vault.documents import (
 )
 from hippo_core.vault.frontmatter import FrontmatterError
 from hippo_core.vault.vault_layout import is_indexed
-from hippo_resources import ChunkStore, Embedder, EmbedderError, LexicalStore, Vault, VectorStore
+from hippo_resources import ChunkStore, Embedder, EmbedderError, LexicalStore, Vault, VaultError, VectorStore
 from hippo_resources.chunk_store import (
     CHUNKS,
     CONVERSATION_CHUNKS,
@@ -112,13 +112,13 @@ def vault_documents(
         chunk_store.path,
         _parser_fingerprint(vault),
         {**DOCUMENT_SCHEMA, **_REPORT_SCHEMA},
-        (BadTextError, FrontmatterError),
+        (BadTextError, FrontmatterError, OSError, VaultError),
     )
-    notes, skipped = vault.scan_notes()
+    found = vault.look()
     scan = cache.scan(
-        (rel for rel in notes if is_indexed(rel)),
+        (rel for rel in found.notes if is_indexed(rel)),
         stat=vault.note_stats(),
-        read=vault.read_bytes,
+        read=lambda rel: vault.read_bytes(rel, max_bytes=vault.note_max_bytes),
         parse=_parse_row,
     )
     bad = scan.table.filter(pl.col("error").is_not_null())
@@ -153,7 +153,7 @@ def vault_documents(
             "documents": frame.height,
             "malformed": len(errors),
             "malformed_files": MetadataValue.json(errors),
-            **_note_report(scan.table, skipped),
+            **_note_report(scan.table, found.skipped),
             "sector_mismatches": MetadataValue.json(mismatches),
             "by_status": MetadataValue.json(by_status),
             "parsed": len(scan.parsed),
