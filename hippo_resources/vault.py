@@ -39,7 +39,7 @@ from hippo_core.vault.vault_changes import Stat
 from hippo_core.wiki import approvals
 from hippo_core.wiki.approvals import ApprovalLine, LineState
 from hippo_core.wiki.cards import Card, parse_card
-from hippo_resources.files import write_atomic, write_text_atomic
+from hippo_resources.files import create_text_atomic, write_atomic, write_text_atomic
 
 GIT_IDENTITY = ("-c", "user.name=Hippocampus", "-c", "user.email=hippocampus@localhost")
 # A git process holds index.lock for well under a second on a vault; an older one was left by a kill.
@@ -454,6 +454,11 @@ class Vault(ConfigurableResource):
         """Write atomically (temp file + fsync + rename): Obsidian never sees half a note."""
         self.check_writable()
         write_text_atomic(self.abs(rel), text)
+
+    def create_text(self, rel: str, text: str) -> None:
+        """Write a new file atomically, never replacing one (FileExistsError): captures of one name."""
+        self.check_writable()
+        create_text_atomic(self.abs(rel), text)
 
     def write_bytes(self, rel: str, data: bytes) -> None:
         """Write bytes atomically: a document's original, kept unchanged beside its Markdown copy."""

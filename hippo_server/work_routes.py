@@ -27,7 +27,7 @@ from hippo_work.api import (
 )
 
 if TYPE_CHECKING:
-    from hippo_server.mcp.work import WorkServices
+    from hippo_work.wiring import WorkServices
 
 M = TypeVar("M", bound=BaseModel)
 STATUS = {"refused": 422, "invalid_cursor": 409, "not_found": 404, "unavailable": 503, "invalid_request": 422}

@@ -5,6 +5,7 @@ vault directly (never `build_resources`, which brings Chroma, the embedder and d
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -57,6 +58,20 @@ def ghost_layer(
     return GhostLayer(
         ghost_store(settings), vault or vault_or_none(settings), embed, limits_from_settings(settings)
     )
+
+
+@dataclass
+class WorkServices:
+    """The two services the librarian's REST routes and MCP tools serve."""
+
+    work: WorkMemory
+    ghost: GhostLayer
+
+    @classmethod
+    def from_settings(
+        cls, settings: HippoSettings, vault: Vault | None = None, embed: Embedding | None = None
+    ) -> WorkServices:
+        return cls(work_memory(settings, vault), ghost_layer(settings, vault, embed))
 
 
 # --- the hooks' fast path: no Dagster ------------------------------------------------------------------

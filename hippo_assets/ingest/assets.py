@@ -23,6 +23,7 @@ import hippo_core.extract as extract_package
 from expectations import check_result, suites
 from hippo_assets import check_memo
 from hippo_assets.ingest import GROUP
+from hippo_assets.ingest.waiting import update_waiting
 from hippo_core.extract import ExtractionError, ExtractLimits, format_for
 from hippo_core.safety.scrub import scrub, scrub_value
 from hippo_core.safety.text_input import BadTextError
@@ -123,10 +124,20 @@ def sources(
     warnings: list[dict[str, str]] = []
     now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
     touched: list[str] = []
+    moved: set[str] = set()
+    waiting_found = [
+        {
+            "file": s["path"],
+            "kind": "symlink" if s["reason"].startswith("symlink") else "unreadable",
+            "reason": s["reason"],
+        }
+        for s in inbox_skipped
+    ]
     for rel in wanted:
         name = PurePosixPath(rel).name
         if not name.lower().endswith(INBOX_SUFFIXES):
             skipped.append(rel)
+            waiting_found.append({"file": rel, "kind": "unsupported", "reason": "not a type ingest reads"})
             continue
         document = format_for(name) is not None
         original_sha = None
@@ -137,6 +148,7 @@ def sources(
                 verdict = refused_before.verdict(original_sha)
                 if verdict is not None:  # the same bytes were refused already: not extracted again
                     rejected.append({"file": rel, **verdict})
+                    waiting_found.append({"file": rel, **verdict})
                     remembered.append(rel)
                     continue
                 doc = make_document_source(data, name, now, limits)
@@ -148,6 +160,7 @@ def sources(
             reason = exc.reason if isinstance(exc, ExtractionError) else str(exc)
             kind = exc.kind if isinstance(exc, ExtractionError) else type(exc).__name__
             rejected.append({"file": rel, "kind": kind, "reason": reason})
+            waiting_found.append({"file": rel, "kind": kind, "reason": reason})
             if isinstance(exc, ExtractionError) and original_sha is not None:
                 refused_before.remember(original_sha, kind, scrub(reason).text)
             context.log.warning(f"left in the inbox: {rel}: {scrub(reason).text}")
@@ -169,6 +182,13 @@ def sources(
             ingested.append(path)
             context.log.info(f"ingested {rel} → {path}")
         touched += [rel, vault.move(rel, f"{INBOX_PROCESSED}/{name}")]
+        moved.add(rel)
+    inbox_now = set(inbox) | {s["path"] for s in inbox_skipped}
+    looked_at = set(wanted) | {s["path"] for s in inbox_skipped}
+    waiting_paths, waiting, waiting_page_note = update_waiting(
+        vault, waiting_found, looked_at, inbox_now - moved, now
+    )
+    touched += waiting_paths
     if touched:
         what = f"ingest: {len(ingested)} new source(s)"
         if ingested:
@@ -195,6 +215,8 @@ def sources(
             "vault_skipped": MetadataValue.json(scrub_value(vault_skipped)),
             "extraction_warnings": MetadataValue.json(scrub_value(warnings)),
             "not_in_inbox": MetadataValue.json(missing),
+            "waiting_in_inbox": MetadataValue.json(waiting),
+            "waiting_page": waiting_page_note or "30-reviews/inbox-waiting.md",
             "total_sources": len(set(known.values())),
         }
     )

@@ -1,4 +1,4 @@
-"""MCP tools of the work memory and the ghost layer, and capability gating for `hippo mcp`.
+"""MCP tools of the work memory and the ghost layer.
 
 The tools call the same `WorkMemory` and `GhostLayer` as REST and the CLI; every parameter has a
 description (and an enum where it has a fixed set of values) from `hippo_work.describe.DESCRIBE`, and results
@@ -9,8 +9,6 @@ the error code (`refused: …`, `invalid_cursor: …`) so an agent can act on it
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
@@ -25,11 +23,9 @@ from hippo_work.describe import DESCRIBE
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from hippo_core.settings import HippoSettings
-    from hippo_resources.vault import Vault
     from hippo_search.pipeline import SearchEngine
-    from hippo_work.ghost import Embedding, GhostLayer
-    from hippo_work.service import WorkMemory
+    from hippo_server.mcp import Backing
+    from hippo_work.ghost import GhostLayer
 
 T = TypeVar("T")
 READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
@@ -38,10 +34,6 @@ WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHin
 # A read of the ghost store is logged, so it is not read-only in MCP's sense.
 LOGGED_READ = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False)
 
-# Tools whose backing is the vault (files a person reads) or the search index; `gate` removes them when
-# the backing is absent, and keeps them when it cannot tell (a transient error).
-VAULT_TOOLS = ("hippo_worklog", "hippo_handoff", "hippo_remember", "hippo_capture_session")
-INDEX_TOOLS = ("hippo_search", "hippo_get", "hippo_bundle")
 GHOST_ANCHOR = "ghost/"
 
 
@@ -55,20 +47,6 @@ SessionId = Annotated[str, p("session_id")]
 Verbose = Annotated[bool, p("verbose")]
 
 
-@dataclass
-class WorkServices:
-    work: WorkMemory
-    ghost: GhostLayer
-
-    @classmethod
-    def from_settings(
-        cls, settings: HippoSettings, vault: Vault | None = None, embed: Embedding | None = None
-    ) -> WorkServices:
-        from hippo_work.wiring import ghost_layer, work_memory
-
-        return cls(work_memory(settings, vault), ghost_layer(settings, vault, embed))
-
-
 async def _call(fn: Callable[..., T], *args: Any) -> T:
     try:
         return await anyio.to_thread.run_sync(fn, *args)
@@ -76,8 +54,11 @@ async def _call(fn: Callable[..., T], *args: Any) -> T:
         raise ToolError(f"{exc.code}: {exc.reason}") from None
 
 
-def register_work_tools(mcp: MCPServer, services: WorkServices, engine: SearchEngine | None = None) -> None:
-    work, ghost = services.work, services.ghost
+def register(mcp: MCPServer, backing: Backing) -> None:
+    """Work memory and the ghost layer, when the librarian serves them."""
+    if backing.work is None:
+        return
+    work, ghost, engine = backing.work.work, backing.work.ghost, backing.engine
 
     @mcp.tool(annotations=READ)
     async def hippo_resume(
@@ -201,60 +182,3 @@ def _feedback_tool(mcp: MCPServer, ghost: GhostLayer, engine: SearchEngine | Non
         if not query:
             raise ToolError("invalid_request: feedback on a search anchor needs the query")
         return await search_feedback.fn(query=query, anchor=anchor, useful=useful)
-
-
-# --- capability gating (`hippo mcp`) -----------------------------------------------------------------
-@dataclass(frozen=True)
-class Capabilities:
-    vault: bool
-    index: bool
-    why: tuple[str, ...] = ()
-
-
-def capabilities(settings: HippoSettings, engine: SearchEngine | None) -> Capabilities:
-    """Which backings exist. Only a definite absence removes tools; an error while checking (a locked or
-    half-written file, a permission hiccup) counts as present, so a transient error keeps the tool listed."""
-    why: list[str] = []
-    try:
-        vault = Path(settings.vault).expanduser().is_dir()
-    except OSError as exc:
-        vault, _ = True, why.append(f"vault check failed ({exc}); vault tools kept")
-    if not vault:
-        why.append(f"no vault at {settings.vault}: {', '.join(VAULT_TOOLS)} are not offered")
-    index = engine is not None
-    if engine is not None:
-        try:
-            index = engine.lexical_store.manifest() is not None
-        except Exception as exc:  # noqa: BLE001 - transient: keep the tools listed
-            index = True
-            why.append(f"index check failed ({type(exc).__name__}); search tools kept")
-    if not index:
-        why.append(f"nothing is indexed: {', '.join(INDEX_TOOLS)} are not offered (run `hippo run`)")
-    return Capabilities(vault=vault, index=index, why=tuple(why))
-
-
-def gate(mcp: MCPServer, caps: Capabilities) -> list[str]:
-    """Remove the tools whose backing is absent; returns their names."""
-    drop = [*(VAULT_TOOLS if not caps.vault else ()), *(INDEX_TOOLS if not caps.index else ())]
-    removed = []
-    for name in drop:
-        if mcp._tool_manager.get_tool(name) is not None:  # noqa: SLF001
-            mcp.remove_tool(name)
-            removed.append(name)
-    return removed
-
-
-def build_stdio_server(settings: HippoSettings) -> tuple[MCPServer, Capabilities]:
-    """The librarian's tools plus work memory and the ghost layer, gated by what exists, for stdio."""
-    from hippo_search.pipeline import open_engine
-    from hippo_server.conversations import ConversationMemory
-    from hippo_server.mcp.search import build_mcp
-
-    engine = open_engine(settings)
-    caps = capabilities(settings, engine)
-    vault = engine.vault if caps.vault else None
-    services = WorkServices.from_settings(settings, vault, engine.embedder)  # type: ignore[arg-type]
-    memory = ConversationMemory(settings.chunks_dir, engine.vault)
-    mcp = build_mcp(engine, memory, services)
-    gate(mcp, caps)
-    return mcp, caps

@@ -15,8 +15,8 @@ from hippo_core.settings import HippoSettings
 from hippo_resources import Vault, build_resources
 from hippo_search.pipeline import open_engine
 from hippo_server.app import create_app
-from hippo_server.conversations import ConversationMemory
-from hippo_server.mcp.search import build_mcp
+from hippo_server.mcp import build_mcp
+from hippo_work.conversations import ConversationMemory
 from sensors.ingest import build_inbox_sensor
 from tests.memory.conftest import CHATGPT_ID, CLAUDE_SESSION, load
 from tests.memory.test_scrub import PLANTED

@@ -9,7 +9,7 @@ from mcp import Client
 from hippo_core.settings import HippoSettings
 from hippo_search.pipeline import open_engine
 from hippo_server.app import create_app
-from hippo_server.mcp.search import build_mcp
+from hippo_server.mcp import build_mcp
 from tests.server.conftest import TOKEN
 
 

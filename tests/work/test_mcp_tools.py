@@ -12,9 +12,10 @@ from mcp import Client
 from hippo_core.settings import HippoSettings
 from hippo_resources.lexical_store import MANIFEST
 from hippo_search.pipeline import open_engine
-from hippo_server.conversations import ConversationMemory
-from hippo_server.mcp.search import build_mcp
-from hippo_server.mcp.work import INDEX_TOOLS, WorkServices, capabilities, gate
+from hippo_server.mcp import build_mcp
+from hippo_server.mcp.stdio import INDEX_TOOLS, capabilities, gate
+from hippo_work.conversations import ConversationMemory
+from hippo_work.wiring import WorkServices
 from tests.conftest import make_vault
 
 
