@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import MCPServer
 
-from hippo_server.mcp import conversations, dream, recall, search, work
+from hippo_server.mcp import conversations, dream, facts, recall, search, work
 
 if TYPE_CHECKING:
     from hippo_core.settings import HippoSettings
@@ -47,6 +47,7 @@ DOMAINS: tuple[Register, ...] = (
     work.register,
     dream.register,
     recall.register,  # hippo_route, hippo_suggest
+    facts.register,  # hippo_facts
 )
 
 
