@@ -103,7 +103,7 @@ def cmd_hook(args: argparse.Namespace, settings_of: SettingsOf) -> int:
 
 
 def hook_install(args: argparse.Namespace, settings: HippoSettings) -> int:
-    from hippo_work import hook_install as hi
+    from hippo_cli.hooks import install as hi
 
     exe = shutil.which("hippo") or str(Path(sys.argv[0]).resolve())
     env = {
@@ -146,7 +146,12 @@ def hook_install(args: argparse.Namespace, settings: HippoSettings) -> int:
     if args.dry_run:
         return 0
     for plan in plans:
-        if hi.apply(plan):
+        try:
+            written = hi.apply(plan)
+        except OSError as exc:
+            print(f"hippo hook install: cannot write {plan.path}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        if written:
             print(f"{'removed from' if args.uninstall else 'written to'} {plan.path}")
     return 0
 

@@ -70,6 +70,14 @@ class HippoSettings(BaseSettings):
         "chunks); more stays in the inbox with the reason.",
     )
 
+    # --- files (helper "files", issue 22): limits of the vault walk ------------------------------------
+    note_max_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=1,
+        description="Largest note read anywhere in the vault (bytes); a bigger one is skipped with the reason "
+        "(run metadata, `hippo doctor`). 4 MiB holds the biggest source copy ingest writes (1M characters).",
+    )
+
     # --- the librarian -----------------------------------------------------------------------------
     host: str = Field(default="127.0.0.1", description="Address `hippo serve` listens on.")
     port: int = Field(default=8787, description="Port `hippo serve` listens on.")
@@ -213,6 +221,38 @@ class HippoSettings(BaseSettings):
         default=True,
         description="SessionEnd hooks also start `hippo ingest <agent>` in the background (incremental).",
     )
+    # --- recall: the prompt hook, hippo_route and hippo_suggest (docs/recall.md) ---------------------
+    recall_budget_ms: int = Field(
+        default=1500,
+        ge=100,
+        le=30_000,
+        description="The UserPromptSubmit hook's time budget from process start; over it, it prints nothing.",
+    )
+    recall_max_bytes: int = Field(
+        default=1500, ge=200, le=64 * 1024, description="Bytes of context the prompt hook adds at most."
+    )
+    recall_skills: bool = Field(default=True, description="The prompt hook also suggests fitting skills.")
+    recall_local: bool = Field(
+        default=True,
+        description="With no librarian running, the prompt hook searches in process (within its budget).",
+    )
+    recall_need_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="The deterministic router's bar for needs_context (default: the calibrated RouteParams value).",
+    )
+    route_engine: Literal["auto", "deterministic", "llm"] = Field(
+        default="auto",
+        description="hippo_route's engine: `auto` is the LLM when ANTHROPIC_API_KEY is set, else deterministic.",
+    )
+    suggest_budget_ms: int = Field(
+        default=1500, ge=50, le=30_000, description="hippo_suggest's budget; over it, an empty list."
+    )
+    skill_dirs: str | None = Field(
+        default=None,
+        description="More skill folders (each holding <skill>/SKILL.md), separated by the path separator.",
+    )
     ghost_half_life_days: float = Field(
         default=90.0, gt=0, description="Half-life of a shared ghost memory's recency in ghost search."
     )
@@ -259,10 +299,15 @@ class HippoSettings(BaseSettings):
     cron_ghost: str = Field(
         default="20 4 * * *", description="nightly_ghost: promote approved shared memories (ghost_memories)."
     )
+    # --- facts (issue 24) ---
+    cron_facts: str = Field(
+        default="50 4 * * *", description="nightly_facts: take new facts in, list supersession proposals."
+    )
 
     # --- the nightly dream (hippo_assets/dream) ------------------------------------------------------
     cron_dream: str = Field(
-        default="40 4 * * *", description="nightly_dream: lint, consolidate, profile and write the digest."
+        default="5 5 * * *",
+        description="nightly_dream: lint, consolidate, profile and write the digest (after nightly_facts).",
     )
     dream_min_hours: float = Field(
         default=24.0, ge=0, description="The dream runs only this many hours after the last one (and ...)."

@@ -152,6 +152,11 @@ class Ledger(SqlStore):
             r["nearest"] = json.loads(r["nearest"])
         return rows
 
+    def gap(self, normalized: str) -> dict[str, Any] | None:
+        """One gap by its normalised question, or None."""
+        rows = self._rows("SELECT * FROM gaps WHERE normalized = ?", (scrub_value(normalized),))
+        return rows[0] if rows else None
+
     def mark_gap_answered(self, normalized: str, answered_by: str) -> None:
         self._write(
             "UPDATE gaps SET status = 'answered', answered_by = ?, answered_at = ? WHERE normalized = ?",

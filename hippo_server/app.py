@@ -31,7 +31,10 @@ from hippo_search.envelope import (
 )
 from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine, open_engine
 from hippo_server.conversations import register_routes
+from hippo_server.dream_routes import register_dream_routes
+from hippo_server.facts_routes import register_facts_routes
 from hippo_server.mcp import build_mcp
+from hippo_server.mcp.recall import RecallServices, register_recall_routes
 from hippo_server.schemas import printable, request_error_message
 from hippo_server.work_routes import register_work_routes
 from hippo_work.conversations import ConversationMemory
@@ -203,6 +206,9 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
         return error(422, "invalid_request", request_error_message(exc))
 
+    register_recall_routes(
+        app, RecallServices.from_settings(settings, engine)
+    )  # /api/v1/route, /suggest, /recall
     store = store_id(settings.home)
 
     @app.get("/health", tags=["meta"])
@@ -286,5 +292,7 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
 
     register_routes(app, memory)  # /api/v1/conversations, /api/v1/captures
     register_work_routes(app, work)  # /api/v1/work/
+    register_dream_routes(app, settings)  # /api/v1/profile
+    register_facts_routes(app, settings)  # /api/v1/facts
     app.mount("/", mcp_app)
     return app

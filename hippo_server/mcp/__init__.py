@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from mcp.server.mcpserver import MCPServer
 
-from hippo_server.mcp import conversations, search, work
+from hippo_server.mcp import conversations, dream, facts, recall, search, work
 
 if TYPE_CHECKING:
     from hippo_core.settings import HippoSettings
@@ -45,6 +45,9 @@ DOMAINS: tuple[Register, ...] = (
     search.register,
     conversations.register,
     work.register,
+    dream.register,
+    recall.register,  # hippo_route, hippo_suggest
+    facts.register,  # hippo_facts
 )
 
 
