@@ -15,7 +15,7 @@ from fastapi.testclient import TestClient
 from hippo_core.recall.route import RouteCandidate, decide
 from hippo_core.settings import HippoSettings
 from hippo_resources.llm import LLM
-from hippo_search.envelope import SearchRequest
+from hippo_search.envelope import SearchHit, SearchRequest
 from hippo_search.pipeline import open_engine
 from hippo_server.app import create_app
 from hippo_work.route import LLMRouter, judge_hits, route
@@ -160,18 +160,19 @@ def test_llm_engine_failures_give_the_base_order_degraded_with_the_cause(
 
 
 def test_llm_engine_judgement_reorders_by_fit() -> None:
-    hits = [
-        {"anchor": "a#1", "snippet": "first", "coverage": 0.9, "matched_by": ["lexical"]},
-        {"anchor": "b#2", "snippet": "second", "coverage": 0.1, "matched_by": ["semantic"]},
-    ]
-
-    class Hit(dict):
-        def __getattr__(self, name: str) -> Any:
-            return self.get(name)
+    def hit(anchor: str, coverage: float, lane: str) -> SearchHit:
+        return SearchHit(
+            anchor=anchor, chunk_id=anchor, path=anchor.split("#")[0], heading=None, title="", snippet=anchor,
+            score=0.5, matched_by=[lane], lane="notes", status="canonical", trust="human_edit", sector=None,
+            updated=None, coverage=coverage,
+        )  # fmt: skip
 
     llm = ReplayedLLM(api_key="test-key", model="claude-test", reply="ok", max_retries=0)
-    result = judge_hits("what did we decide", [Hit(h) for h in hits], LLMRouter(llm))
+    result = judge_hits(
+        "what did we decide", [hit("a#1", 0.9, "lexical"), hit("b#2", 0.1, "semantic")], LLMRouter(llm)
+    )
     assert result.status == "ok" and [c.anchor for c in result.candidates] == ["b#2", "a#1"]
+    assert [c.fit for c in result.candidates] == [0.9, 0.2]
 
 
 def test_deterministic_router_reads_lanes_agreement_weak_floor_and_query_shape() -> None:

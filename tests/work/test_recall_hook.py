@@ -144,14 +144,15 @@ def test_a_slow_librarian_cannot_hold_the_agent_and_the_hook_imports_no_pipeline
     tmp_path: Path, slow_librarian: tuple[SlowLibrarian, int]
 ) -> None:
     server, port = slow_librarian
-    env = hook_env(tmp_path / "home", tmp_path / "vault", port, HIPPO_RECALL_BUDGET_MS="1500")
+    # a budget that process start fits in on a loaded machine; the server holds the request 60 s
+    env = hook_env(tmp_path / "home", tmp_path / "vault", port, HIPPO_RECALL_BUDGET_MS="8000")
     result, elapsed = run_hook(
         env, prompt_payload("what did we decide about the retry policy?", tmp_path), "-X", "importtime"
     )
     assert (result.returncode, result.stdout) == (0, b"")
     assert server.recall_calls == 1  # it did ask, and stopped waiting
     assert "over budget" in log_of(tmp_path / "home")
-    assert elapsed < 30  # the server holds the request 60 s: the hook left long before
+    assert elapsed < 40  # the server holds the request 60 s: the hook left long before
     imported = {
         line.split("|")[-1].strip().split(".")[0]
         for line in result.stderr.decode().splitlines()
