@@ -388,7 +388,7 @@ def main(argv: list[str] | None = None) -> int:
                 lme_fillers.append(turn[:2000])
     in_vault: list[str] = []
     for q in questions:
-        settings = build_lme(args.lme, q["qid"], args.work / "lme", args.fillers)
+        settings = build_lme(args.lme, q["qid"], args.work / "lme-built", args.fillers)
         kept = lme_kept_sessions(q, all_sessions[q["qid"]], args.fillers)
         covers = {s: {f"60-chats/{all_sessions[q['qid']][s].name}"} for s in q["evidence_sessions"]}
         prompt = {
