@@ -308,8 +308,9 @@ def measure(
     covers: dict[str, set[str]],
     bar: float,
     with_librarian: bool,
+    budget_ms: int = 1500,
 ) -> list[dict[str, Any]]:
-    extra = {"HIPPO_RECALL_NEED_THRESHOLD": str(bar)}
+    extra = {"HIPPO_RECALL_NEED_THRESHOLD": str(bar), "HIPPO_RECALL_BUDGET_MS": str(budget_ms)}
     port = free_port()
     rows = []
 
@@ -346,7 +347,11 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if kind == "answerable":
             out[kind]["evidence_injected"] = round(sum(bool(r["evidence"]) for r in rs) / len(rs), 3)
     ms = [r["ms"] for r in rows]
-    out["latency_ms"] = {"p50": round(pct(ms, 0.5), 1), "p95": round(pct(ms, 0.95), 1)}
+    out["latency_ms"] = {
+        "p50": round(pct(ms, 0.5), 1),
+        "p95": round(pct(ms, 0.95), 1),
+        "share_over_1500": round(sum(m > 1500 for m in ms) / len(ms), 3) if ms else 0,
+    }
     return out
 
 
@@ -364,6 +369,13 @@ def main(argv: list[str] | None = None) -> int:
         "--max-prompts", type=int, default=40, help="answerable prompts per set (and as many others)"
     )
     ap.add_argument("--no-librarian", action="store_true", help="skip the runs with a librarian")
+    ap.add_argument(
+        "--budget-ms",
+        type=int,
+        default=1500,
+        help="the hook's budget in the runs with a librarian (raise it on a loaded machine to measure the decisions)",
+    )
+    ap.add_argument("--local-prompts", type=int, default=6, help="prompts per kind run without a librarian")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
 
@@ -439,7 +451,14 @@ def main(argv: list[str] | None = None) -> int:
             for settings, prompts, covers in items:
                 unanswerable = generic + un_fillers if settings is items[0][0] else []
                 batch = [*prompts, *[{**u, "set": name} for u in unanswerable]]
-                rows += measure(settings, batch, covers, chosen[name], mode == "with_librarian")
+                if mode == "with_librarian":
+                    rows += measure(settings, batch, covers, chosen[name], True, args.budget_ms)
+                else:  # the default budget: cold in-process search, so only a few prompts per kind
+                    few = [
+                        *prompts[: args.local_prompts],
+                        *[{**u, "set": name} for u in unanswerable[: args.local_prompts]],
+                    ]
+                    rows += measure(settings, few, covers, chosen[name], False, 1500)
             result[mode] = summarise(rows)
         report["sets"][name] = result
         print(json.dumps({name: result}, indent=2), flush=True)
