@@ -56,6 +56,12 @@ class HippoSettings(BaseSettings):
     mcp_token: str | None = Field(
         default=None, description="Bearer token for REST and MCP; required beyond loopback."
     )
+    tokens: SecretStr | None = Field(
+        default=None,
+        description="Scoped bearer tokens, space-separated `token:read|write[:project,project…]`: `read` "
+        "offers the reading tools only; projects limit the token to those projects' work memory "
+        "(secret). HIPPO_MCP_TOKEN keeps every right.",
+    )
     header_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a client has to send a request's headers (`hippo serve`)."
     )
