@@ -7,9 +7,11 @@ PY      = $(VENV)/bin/python
 HIPPO   = $(VENV)/bin/hippo
 STAMP   = $(VENV)/.installed
 
-export DAGSTER_HOME ?= $(CURDIR)/.dagster
-export HIPPO_VAULT  ?= $(CURDIR)/vault
-export HIPPO_HOME   ?= $(CURDIR)/.hippo
+# `make run`'s sample vault and stores (HIPPO_VAULT, HIPPO_HOME, DAGSTER_HOME override them); `make run`
+# remembers them in the user's config file, so every `hippo` command finds them from any folder.
+SAMPLE_VAULT   = $(abspath $(or $(HIPPO_VAULT),$(CURDIR)/vault))
+SAMPLE_HOME    = $(abspath $(or $(HIPPO_HOME),$(CURDIR)/.hippo))
+SAMPLE_DAGSTER = $(abspath $(or $(DAGSTER_HOME),$(CURDIR)/.dagster))
 
 .PHONY: install run test lint ui serve bench docs clean sample-vault
 
@@ -23,24 +25,20 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 sample-vault:
-	cp -r examples/vault $(HIPPO_VAULT)
-	git -C $(HIPPO_VAULT) init -q -b main
-	git -C $(HIPPO_VAULT) -c user.name=Hippocampus -c user.email=hippocampus@localhost add -A
-	git -C $(HIPPO_VAULT) -c user.name=Hippocampus -c user.email=hippocampus@localhost commit -q -m "sample vault"
+	cp -r examples/vault $(SAMPLE_VAULT)
+	git -C $(SAMPLE_VAULT) init -q -b main
+	git -C $(SAMPLE_VAULT) -c user.name=Hippocampus -c user.email=hippocampus@localhost add -A
+	git -C $(SAMPLE_VAULT) -c user.name=Hippocampus -c user.email=hippocampus@localhost commit -q -m "sample vault"
 
-run: $(STAMP) $(if $(wildcard $(HIPPO_VAULT)),,sample-vault)
+run: $(STAMP) $(if $(wildcard $(SAMPLE_VAULT)),,sample-vault)
+	$(HIPPO) config set --vault $(SAMPLE_VAULT) --home $(SAMPLE_HOME) --dagster-home $(SAMPLE_DAGSTER)
 	$(HIPPO) run
 	@echo
 	$(HIPPO) search "침실 온도를 몇 도로 맞춰야 하나" --k 3
 	@echo
 	$(HIPPO) search "hook exit code 2 blocks a tool call" --k 3
 	@echo
-	@echo "Next, try:"
-	@echo "  1. make serve                        the librarian: REST + MCP for agents, and fast \`hippo search\`"
-	@echo "  2. $(HIPPO) search \"your question\"   hybrid search of $(HIPPO_VAULT)"
-	@echo "  3. make ui                           the Dagster UI: assets, runs, checks, schedules, sensors"
-	@echo "  Edits re-indexed within seconds: DAGSTER_HOME=$(DAGSTER_HOME) $(HIPPO) watch"
-	@echo "  Something off? $(HIPPO) doctor"
+	@$(HIPPO) config link
 
 test: $(STAMP)
 	$(PY) -m pytest -q
@@ -50,7 +48,8 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff format --check .
 
 ui: $(STAMP)
-	$(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
+	DAGSTER_HOME="$${DAGSTER_HOME:-$$($(HIPPO) config get dagster_home)}" \
+	  $(VENV)/bin/dagster dev -w workspace.yaml -h 127.0.0.1 -p 3000
 
 serve: $(STAMP)
 	$(HIPPO) serve

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eval.beir import DEFAULT_DATA, BeirError, load_beir, passage_text, select_queries
-from eval.metrics import evaluate
+from hippo_assets.quality.metrics import evaluate
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.tokenize import DEFAULT_MORPH_TAGS, Tokenizer, TokenizerConfig, get_kiwi
 from hippo_core.ranking.ranking import RankingParams

@@ -67,8 +67,9 @@ from eval.bench_diagnostics import (
     ratio_check,
     variant_diff,
 )
-from eval.bench_render import render_markdown
-from eval.metrics import evaluate, score_query
+from eval.bench_render import lane_tables, render_markdown
+from eval.results import write_result
+from hippo_assets.quality.metrics import evaluate, score_query
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.tokenize import Tokenizer, get_kiwi
 from hippo_core.ranking.ranking import Candidate, RankingParams, solo_match_floor
@@ -560,6 +561,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in reports
         if r["rank_bm25"] and r["rank_bm25"]["identical"] < r["rank_bm25"]["queries"]
     ]
+    write_result("bench", lane_tables(reports), argv)
     if mismatch:
         print(f"error: BM25Index ranked differently from rank_bm25 on {', '.join(mismatch)}", file=sys.stderr)
         return EXIT_MISMATCH

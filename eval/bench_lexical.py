@@ -20,6 +20,7 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from eval.bench_diagnostics import reference_top, same_ranking
+from eval.results import write_result
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.tokenize import Tokenizer
 
@@ -127,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         f"max relative score diff {max_rel_diff:.2e}"
     )
 
-    def metrics(ids: list[str], tops: list[list[int]]) -> str:
+    def metrics(ids: list[str], tops: list[list[int]]) -> dict[str, float | int]:
         hit1 = hit10 = mrr = 0.0
         for qid, docs in zip(ids, tops, strict=True):
             relevant = qrels[qid]
@@ -136,13 +137,42 @@ def main(argv: list[str] | None = None) -> int:
             hit10 += bool(ranks)
             mrr += 1.0 / ranks[0] if ranks else 0.0
         n = max(len(ids), 1)
-        return f"Hit@1 {hit1 / n:.4f}  Hit@10 {hit10 / n:.4f}  MRR@10 {mrr / n:.4f}  (n={len(ids)})"
+        return {
+            "Hit@1": round(hit1 / n, 4),
+            "Hit@10": round(hit10 / n, 4),
+            "MRR@10": round(mrr / n, 4),
+            "n": len(ids),
+        }
 
-    print(f"quality      sample: {metrics([qid for qid, _ in sample], ours_top)}")
+    def shown(m: dict[str, float | int]) -> str:
+        return f"Hit@1 {m['Hit@1']:.4f}  Hit@10 {m['Hit@10']:.4f}  MRR@10 {m['MRR@10']:.4f}  (n={m['n']})"
+
+    quality = {"sample": metrics([qid for qid, _ in sample], ours_top)}
+    print(f"quality      sample: {shown(quality['sample'])}")
     if len(sample) < len(queries):
         all_tokens = tokenizer.tokenize_many([text for _, text in queries])
         all_top = [[d for d, _ in ours.top_k(toks, 10)] for toks in all_tokens]
-        print(f"quality      all:    {metrics([qid for qid, _ in queries], all_top)}")
+        quality["all"] = metrics([qid for qid, _ in queries], all_top)
+        print(f"quality      all:    {shown(quality['all'])}")
+    figures = {
+        "quality of the lexical lane (queries with qrels)": quality,
+        "speed": {
+            "ours": {
+                "build s": round(t_ours, 3),
+                "query p50 ms": round(pct(lat_ours, 50) * ms, 3),
+                "query p95 ms": round(pct(lat_ours, 95) * ms, 3),
+            },
+            "rank_bm25": {
+                "build s": round(t_ref, 3),
+                "query p50 ms": round(pct(lat_ref, 50) * ms, 3),
+                "query p95 ms": round(pct(lat_ref, 95) * ms, 3),
+            },
+        },
+        "docs": len(doc_texts),
+        "analyzer": tokenizer.fingerprint(),
+        "top-10 identical to rank_bm25": f"{same_top10}/{len(q_tokens)}",
+    }
+    write_result(f"bench_lexical-{args.folder.name}", figures, argv, module="eval.bench_lexical")
     return 0 if same_top10 == len(q_tokens) else 1
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from eval.bench_diagnostics import EXACT, NO_FLOOR
-from eval.metrics import METRICS
+from hippo_assets.quality.metrics import METRICS
 
 
 def _f(value: float | None, digits: int = 4) -> str:
@@ -133,3 +133,28 @@ def render_markdown(report: dict[str, Any]) -> str:
 
 
 # --- CLI ----------------------------------------------------------------------------------------
+
+
+def lane_tables(reports: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """The figures `eval/results` keeps of bench reports: per metric, a row per set, a column per lane."""
+    lanes = ("lexical", "semantic", "fused")
+    tables: dict[str, dict[str, dict[str, Any]]] = {}
+    for metric, title in (
+        ("hit@1", "Hit@1"),
+        ("ndcg@10", "nDCG@10"),
+        ("hit@10", "Hit@10"),
+        ("mrr@10", "MRR@10"),
+    ):
+        tables[title] = {
+            r["dataset"]: {"queries": r["queries"]["evaluated"]}
+            | {lane: round(r["metrics"][lane][metric], 4) for lane in lanes}
+            for r in reports
+        }
+    tables["query latency p50 (ms)"] = {
+        r["dataset"]: {
+            lane: None if r["latency"][lane]["p50_ms"] is None else round(r["latency"][lane]["p50_ms"], 1)
+            for lane in lanes
+        }
+        for r in reports
+    }
+    return tables

@@ -31,8 +31,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Any
 
 from eval.extraction_fixtures import Fixture, all_fixtures
+from eval.results import write_result
 
 Reader = Callable[[bytes, str], str]
 _STRIP = set("#|*_`>\\-:=") | {" ", "\n", "\t", "\r", "\xa0", "\u3000"}
@@ -326,6 +328,24 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}"
 
 
+def result_rows(rows: list[Row]) -> list[dict[str, Any]]:
+    """The figures `eval/results` keeps: one row per format, language and reader, times over the product's."""
+    hippo_ms = {(r.fmt, r.lang): r.ms for r in rows if r.candidate.startswith("hippo")}
+    out = []
+    for r in rows:
+        base = hippo_ms.get((r.fmt, r.lang))
+        out.append(
+            {"format": r.fmt, "lang": r.lang, "reader": r.candidate}
+            | {k: _pct(getattr(r, k)) for k in ("recall", "precision", "headings", "tables", "anchors")}
+            | {
+                "ms/doc": None if r.ms is None else round(r.ms, 2),
+                "× hippo": None if r.ms is None or not base else round(r.ms / base, 2),
+                "note": r.note,
+            }
+        )
+    return out
+
+
 def render(rows: list[Row], fixtures: list[Fixture]) -> str:
     """The table; `× hippo` is each time over the product reader's time on the same file in this run."""
     units = {(f.fmt, f.lang): f for f in fixtures}
@@ -372,6 +392,11 @@ def main(argv: list[str] | None = None) -> int:
         f"{platform.machine()}.\n"
     )
     print(render(rows, fixtures))
+    missing = sorted({r.candidate for r in rows if r.note.startswith("not installed")})
+    figures = {"readers": result_rows([r for r in rows if not r.note.startswith("not installed")])}
+    write_result(
+        "extraction_bench", figures | {"not installed here, so not measured": ", ".join(missing)}, argv
+    )
     return 0
 
 

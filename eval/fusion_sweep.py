@@ -29,7 +29,7 @@ from eval.beir import (
     to_docs,
 )
 from eval.bench import DEFAULT_CACHE
-from eval.metrics import evaluate
+from hippo_assets.quality.metrics import evaluate
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.tokenize import Tokenizer
 from hippo_core.ranking.ranking import RankingParams

@@ -18,6 +18,8 @@ from typing import Any
 
 from eval.beir import DEFAULT_DATA, BeirError, beir_folders, load_beir
 from eval.bench import DEFAULT_CACHE, BenchOptions, render_markdown, run_benchmark
+from eval.bench_render import lane_tables
+from eval.results import write_result
 from hippo_core.ranking.ranking import RankingParams
 
 LANES = ("lexical", "semantic", "fused")
@@ -161,6 +163,9 @@ def main(argv: list[str] | None = None) -> int:
     plot(reports, args.out / "lanes.png")
     (args.out / "report.md").write_text(render_summary(reports, targets), encoding="utf-8")
     (args.out / "report.json").write_text(json.dumps(reports, ensure_ascii=False, indent=2), encoding="utf-8")
+    figures: dict[str, Any] = dict(lane_tables(list(reports.values())))
+    figures["targets"] = {target: {"met": met, "figures": numbers} for target, met, numbers in targets}
+    write_result("report", figures, argv)
     print((args.out / "report.md").read_text(encoding="utf-8"))
     return 0
 

@@ -46,6 +46,7 @@ import httpx
 import numpy as np
 
 from eval.beir import DEFAULT_DATA
+from eval.results import write_result
 from eval.scale_system import (
     Children,
     Context,
@@ -672,6 +673,21 @@ def step_starts(lines: list[str]) -> dict[str, float]:
 
 
 # --- report ---------------------------------------------------------------------------------------
+def scale_table(runs: list[dict[str, Any]]) -> dict[str, dict[str, str]]:
+    """The figures `eval/results` keeps: a row per figure, a column per vault size, each with its load."""
+    table: dict[str, dict[str, str]] = {}
+    for key, label in ROWS:
+        row = {}
+        for r in runs:
+            fig = r["figures"].get(key)
+            ctx = (fig or {}).get("context")
+            load = f" (load {ctx['load1']:.1f})" if ctx else ""
+            column = f"{r['notes']:,} notes" + (" (cut short)" if r.get("partial") else "")
+            row[column] = "–" if fig is None else f"{fig['text']}{load}"
+        table[label] = row
+    return table
+
+
 def render_markdown(runs: list[dict[str, Any]]) -> str:
     head = (
         "| figure | "
@@ -867,6 +883,7 @@ def main(argv: list[str] | None = None) -> int:
     if runs:
         print(render_markdown(runs))
         write_json(args, runs, children.pids)
+        write_result("scale", {"figures at scale": scale_table(runs)}, argv)
     return rc
 
 

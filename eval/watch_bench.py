@@ -39,6 +39,7 @@ from typing import Any
 import httpx
 
 from eval.beir import DEFAULT_DATA
+from eval.results import write_result
 from eval.scale import DIM, FAKE_MODEL, free_port, search
 from eval.scale_system import Children, loadavg, log, print_figures
 from eval.scale_vault import add_note, edit_one_paragraph, generate_vault, load_corpora, marker_word
@@ -243,6 +244,12 @@ def run(
     return figures
 
 
+def watch_table(figures: dict[str, Any]) -> dict[str, Any]:
+    """The figures `eval/results` keeps: a row per timed figure (value and the load beside it), the rest as is."""
+    timed = {k: v for k, v in figures.items() if isinstance(v, dict) and "value" in v}
+    return {"timings": timed} | {k: v for k, v in figures.items() if k not in timed}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.watch_bench", description=__doc__.splitlines()[0])
     parser.add_argument("--notes", type=int, default=1000)
@@ -273,6 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.keep and args.reuse is None:
             shutil.rmtree(work, ignore_errors=True)
     print_figures(figures, args.json)
+    write_result(f"watch_bench-n{args.notes}", watch_table(figures), argv, module="eval.watch_bench")
     return 0
 
 

@@ -21,7 +21,8 @@ import polars as pl
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue
 
 from hippo_resources import ChunkStore
-from hippo_resources.files import write_atomic, write_text_atomic
+from hippo_resources.files import write_text_atomic
+from hippo_resources.npy import read_npy, write_npy
 from hippo_resources.tables import row_hashes
 
 MEMO = "check_memo.json"
@@ -188,7 +189,7 @@ def _rows_file(chunk_store: ChunkStore, check: str, key: str) -> Path:
 
 def _read_rows(chunk_store: ChunkStore, check: str, key: str) -> np.ndarray | None:
     try:
-        rows = np.load(_rows_file(chunk_store, check, key), allow_pickle=False)
+        rows = read_npy(_rows_file(chunk_store, check, key))
     except (OSError, ValueError):
         return None
     return rows if rows.dtype == np.dtype("S16") else None
@@ -197,12 +198,7 @@ def _read_rows(chunk_store: ChunkStore, check: str, key: str) -> np.ndarray | No
 def _write_rows(chunk_store: ChunkStore, check: str, key: str, hashes: np.ndarray) -> None:
     """Replace the check's row hashes (atomically; those of another key are removed after)."""
     target = _rows_file(chunk_store, check, key)
-
-    def save(tmp: Path) -> None:
-        with open(tmp, "wb") as fh:
-            np.save(fh, hashes, allow_pickle=False)
-
-    write_atomic(target, save)
+    write_npy(target, hashes)
     for other in chunk_store.path.glob(f"{ROWS_PREFIX}{check}.*.npy"):
         if other != target:
             other.unlink(missing_ok=True)

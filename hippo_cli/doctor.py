@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 from pydantic import SecretStr, ValidationError
 
-from hippo_core.settings import PREFIX, HippoSettings, env_names
+from hippo_cli.config import hippo_command
+from hippo_core.settings import PREFIX, ConfigFileError, HippoSettings, env_names
 from hippo_core.vault import vault_layout
 
 Status = Literal["OK", "WARN", "FAIL"]
@@ -46,7 +47,7 @@ class Check:
 class Setting:
     variable: str
     value: str
-    source: str  # "environment", "flag" or "default"
+    source: str  # "flag", "environment", "config file" or "default"
     help: str
 
 
@@ -86,8 +87,8 @@ def check_vault(settings: HippoSettings) -> Check:
     from hippo_cli.vault_init import looks_like_vault
 
     path = settings.vault.expanduser().resolve()
-    where = "" if os.environ.get("HIPPO_VAULT") else " (or set HIPPO_VAULT)"
-    init = f"hippo init {shlex.quote(str(path))}"
+    where = "" if settings.source_of("vault") != "default" else " (or set HIPPO_VAULT)"
+    init = f"{hippo_command()} init {shlex.quote(str(path))}"
     if not path.is_dir():
         return Check("vault", "FAIL", f"not found at {path}", f"{init}{where}")
     if not looks_like_vault(path):
@@ -107,17 +108,17 @@ def _markdown(root: Path) -> Any:
         yield from (n for n in filenames if n.lower().endswith((".md", ".markdown")))
 
 
-def check_dagster_home() -> Check:
-    home = os.environ.get("DAGSTER_HOME")
-    fix = "export DAGSTER_HOME=$PWD/.dagster   (the Makefile sets it)"
-    if not home:
+def check_dagster_home(settings: HippoSettings) -> Check:
+    home = settings.dagster_home
+    fix = "`hippo init VAULT` remembers one in the config file (or set DAGSTER_HOME to an absolute path)"
+    if home is None:
         return Check(
             "dagster_home",
             "FAIL",
-            "DAGSTER_HOME is not set: `hippo run` would have nowhere to record runs",
+            "no Dagster home (DAGSTER_HOME or the config file): `hippo run` would have nowhere to record runs",
             fix,
         )
-    path = Path(home)
+    path = Path(home).expanduser()
     if not path.is_absolute():
         return Check("dagster_home", "FAIL", f"DAGSTER_HOME={home} is not an absolute path", fix)
     if not path.exists():
@@ -330,6 +331,21 @@ def check_secrets(settings: HippoSettings) -> Check:
     )
 
 
+def check_config(settings: HippoSettings) -> Check:
+    """The config file `hippo init` writes (the vault, home and Dagster home every command falls back to)."""
+    from hippo_cli.config import config_path
+
+    path = settings.config_file
+    if path is None:
+        return Check(
+            "config",
+            "WARN",
+            f"no config file at {config_path()}: the vault and stores come from variables, flags or defaults",
+            f"{hippo_command()} init VAULT   (remembers the vault and its stores)",
+        )
+    return Check("config", "OK", f"{path}")
+
+
 # --- settings table -----------------------------------------------------------------------------------
 def settings_rows(settings: HippoSettings) -> list[Setting]:
     """Every setting with its value and where it came from; secrets never leave as text."""
@@ -337,13 +353,9 @@ def settings_rows(settings: HippoSettings) -> list[Setting]:
     for field, info in HippoSettings.model_fields.items():
         variable = env_names()[field]
         value = getattr(settings, field)
-        if settings.from_process_env(field):
-            source = "environment"
-        elif field in settings.model_fields_set:
-            source = "flag"
-        else:
-            source = "default"
-        rows.append(Setting(variable, _shown(field, value), source, info.description or ""))
+        rows.append(
+            Setting(variable, _shown(field, value), settings.source_of(field), info.description or "")
+        )
     return rows
 
 
@@ -357,7 +369,8 @@ def _shown(field: str, value: Any) -> str:
 
 # --- the command ----------------------------------------------------------------------------------------
 def run_checks(settings: HippoSettings, environ: dict[str, str]) -> list[Check]:
-    checks: list[Check] = [check_python(), check_vault(settings), check_dagster_home(), check_index(settings)]
+    checks: list[Check] = [check_python(), check_config(settings), check_vault(settings)]
+    checks += [check_dagster_home(settings), check_index(settings)]
     checks += [check_embedder(settings), check_librarian(settings)]
     pg = check_postgres(settings)
     checks += ([pg] if pg else []) + [check_disk(settings), check_settings(settings, environ)]
@@ -367,10 +380,24 @@ def run_checks(settings: HippoSettings, environ: dict[str, str]) -> list[Check]:
 
 
 def load_settings(**overrides: object) -> tuple[HippoSettings, Check | None]:
-    """The settings from the environment and flags; when a value is invalid, the settings without it
-    (so every other check still runs) and a FAIL that names it."""
+    """The settings from the config file, the environment and flags; when a value (or the config file) is
+    invalid, the settings without it (so every other check still runs) and a FAIL that names it."""
     try:
         return HippoSettings.from_env(**overrides), None
+    except ConfigFileError as exc:
+        environ = {k: v for k, v in os.environ.items() if k not in ("XDG_CONFIG_HOME", "HOME")}
+        settings, invalid = load_settings_from(environ, **overrides)
+        problem = Check("config", "FAIL", str(exc), "fix the file, or delete it and run `hippo init VAULT`")
+        return settings, problem if invalid is None else invalid
+    except ValidationError:
+        return load_settings_from(dict(os.environ), **overrides)
+
+
+def load_settings_from(environ: dict[str, str], **overrides: object) -> tuple[HippoSettings, Check | None]:
+    try:
+        settings = HippoSettings.from_env(environ, **overrides)
+        settings._process_env = frozenset(n for n in env_names().values() if environ.get(n))
+        return settings, None
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
     names = env_names()
@@ -378,10 +405,10 @@ def load_settings(**overrides: object) -> tuple[HippoSettings, Check | None]:
     detail = "; ".join(
         f"{names.get(str(e['loc'][0]), e['loc'][0]) if e['loc'] else '?'}: {e['msg']}" for e in errors
     )
-    environ = {k: v for k, v in os.environ.items() if k not in bad}
+    environ = {k: v for k, v in environ.items() if k not in bad}
     try:
         settings = HippoSettings.from_env(environ, **overrides)
-    except ValidationError:  # a flag itself is bad: argparse types make this rare
+    except (ValidationError, ConfigFileError):  # a bad flag or file: argparse types make this rare
         settings = HippoSettings()
     settings._process_env = frozenset(n for n in names.values() if environ.get(n))
     return settings, Check(
@@ -394,6 +421,8 @@ def doctor(as_json: bool = False, **overrides: object) -> int:
     environ = dict(os.environ)
     settings, invalid = load_settings(**overrides)
     checks = run_checks(settings, environ) + ([invalid] if invalid else [])
+    if invalid is not None and invalid.name == "config":
+        checks = [c for c in checks if c.name != "config" or c is invalid]
     rows = settings_rows(settings)
     failed = any(c.status == "FAIL" for c in checks)
     if as_json:
@@ -410,7 +439,7 @@ def doctor(as_json: bool = False, **overrides: object) -> int:
         print(f"  {c.status:4s}  {c.name:13s} {c.detail}")
         if c.fix and c.status != "OK":
             print(f"  {'':4s}  {'':13s} → {c.fix}")
-    print("\nSettings (HIPPO_* environment variables; flags override them)")
+    print("\nSettings (flag > environment > config file > default)")
     width = max(len(r.variable) for r in rows)
     for r in rows:
         print(f"  {r.variable:{width}s}  {r.value}  [{r.source}]")

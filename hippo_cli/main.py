@@ -50,15 +50,55 @@ def cmd_init(args: argparse.Namespace) -> int:
     except VaultInitError as exc:
         print(f"hippo init: {exc}", file=sys.stderr)
         return 2
+    from hippo_cli.config import hippo_command
+
+    hippo = hippo_command()
     if plan.adopting and not args.yes:
         print(plan.describe())
-        print(f"Nothing was changed. To apply: hippo init --yes {shlex.quote(str(path))}")
+        print(f"Nothing was changed. To apply: {hippo} init --yes {shlex.quote(str(path.resolve()))}")
         return 0
     if plan.adopting:
         print(plan.describe().replace("would add", "adds", 1))
-    apply_plan(plan)
-    print(f"{'Created' if not plan.empty else 'Checked'} vault at {path.resolve()}")
-    print(f"Next: export HIPPO_VAULT={shlex.quote(str(path.resolve()))} && hippo run")
+    try:
+        apply_plan(plan)
+    except VaultInitError as exc:
+        print(f"hippo init: {exc}", file=sys.stderr)
+        return 2
+    done = "Adopted" if plan.adopting else ("Created" if not plan.empty else "Checked")
+    print(f"{done} vault at {path.resolve()}")
+    return _remember_vault(path.resolve(), hippo)
+
+
+def _remember_vault(vault: Path, hippo: str) -> int:
+    """`hippo init` names the vault and its stores in the config file, so every later command finds them."""
+    from hippo_cli.config import stores_for, write_config
+    from hippo_core.settings import ConfigFileError
+
+    try:
+        current = HippoSettings.from_env()
+    except ConfigFileError:
+        current = None
+    same_vault = current is not None and current.vault.expanduser().resolve() == vault
+    values: dict[str, Path] = {"vault": vault}
+    for field, default in stores_for(vault).items():
+        value = getattr(current, field, None) if current is not None else None
+        source = current.source_of(field) if current is not None else "default"
+        keep = value is not None and (source == "environment" or (source == "config file" and same_vault))
+        values[field] = Path(value).expanduser().resolve() if keep else default
+    path = write_config(values)
+    print(
+        f"Remembered in {path}: vault {vault}, home {values['home']}, Dagster home {values['dagster_home']}"
+    )
+    try:
+        effective = HippoSettings.from_env()
+    except ConfigFileError:
+        effective = None
+    if effective is not None and effective.vault.expanduser().resolve() == vault:
+        print(f"Next: {hippo} run")
+    else:  # HIPPO_VAULT in the environment names another vault, and it wins over the config file
+        print(
+            f"Next: {hippo} run --vault {shlex.quote(str(vault))} --home {shlex.quote(str(values['home']))}"
+        )
     return 0
 
 
@@ -68,7 +108,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     settings = _settings(args)
     if not settings.vault.is_dir():
         print(
-            f"hippo run: vault not found at {settings.vault.resolve()} (set HIPPO_VAULT or --vault)",
+            f"hippo run: vault not found at {settings.vault.resolve()} "
+            "(`hippo init VAULT` remembers one; or --vault, or HIPPO_VAULT)",
             file=sys.stderr,
         )
         return 2
@@ -96,7 +137,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 2
     if getattr(args, "job", None):
         from hippo_cli.loop import run_named_job
+        from hippo_cli.runner import merged_config
 
+        if args.force and args.job in ("dream_job", "nightly_dream"):  # the dream's gate lets it through
+            run_config = merged_config(run_config, {"ops": {"dream_gate": {"config": {"force": True}}}})
         return run_named_job(settings, args.job, get_instance(), run_config=run_config)
     return run_refresh(settings, args.select, args.force, get_instance(), run_config)
 
@@ -240,27 +284,52 @@ def cmd_status(args: argparse.Namespace) -> int:
     info = {"vault": str(settings.vault.resolve()), "home": str(settings.home.resolve())}
     info.update(open_engine(settings).status())
     info.pop("ranking", None)
+    waiting = _waiting_in_inbox(settings.vault)
+    info["waiting_in_inbox"] = [w.model_dump() | {"todo": w.todo} for w in waiting]
     if args.json:
         print(json.dumps(info, ensure_ascii=False, indent=2, default=str))
-    else:
-        for key, value in info.items():
+        return 0
+    for key, value in info.items():
+        if key != "waiting_in_inbox":
             print(f"{key:15s} {value}")
+    if waiting:
+        from hippo_core.vault.inbox_waiting import PAGE
+
+        print(f"\n{len(waiting)} inbox file(s) waiting (also on {PAGE}):")
+        for w in waiting:
+            print(f"  {w.file}: {w.reason}\n    → {w.todo}")
     return 0
+
+
+def _waiting_in_inbox(vault: Path) -> list:
+    """The inbox files ingest left waiting, as the last run recorded them (still in the inbox)."""
+    from hippo_core.vault.inbox_waiting import STATE, parse_state
+
+    try:
+        rows = parse_state((vault / STATE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [w for w in rows if (vault / w.file).exists() or (vault / w.file).is_symlink()]
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hippo",
         description="Hippocampus: a personal knowledge store for people who work with AI agents.",
-        epilog="Settings come from HIPPO_* environment variables (see the README's settings table); "
-        "flags override them.",
+        epilog="Settings: flag > HIPPO_* environment variable > the config file `hippo init` writes "
+        "(~/.config/hippocampus/config.toml; `hippo config` shows it) > default. `hippo doctor` says "
+        "where each value came from.",
     )
     parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def common(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--vault", type=Path, help="vault folder (default: $HIPPO_VAULT or ./vault)")
-        p.add_argument("--home", type=Path, help="derived stores folder (default: $HIPPO_HOME or ./.hippo)")
+        p.add_argument(
+            "--vault", type=Path, help="vault folder (default: $HIPPO_VAULT, else the config file's)"
+        )
+        p.add_argument(
+            "--home", type=Path, help="derived stores folder (default: $HIPPO_HOME, else the config file's)"
+        )
 
     p = sub.add_parser(
         "init", help="create a vault, or adopt a folder of notes (lists what it adds; --yes applies)"
@@ -279,7 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--select", help="part of refresh_job, in Dagster selection syntax: 'chunks+', 'lexical_index'"
     )
     p.add_argument(
-        "--force", action="store_true", help="allow a scan that removes over half the indexed documents"
+        "--force",
+        action="store_true",
+        help="allow a scan that removes over half the indexed documents; with --job dream_job, dream even "
+        "when the gate would skip",
     )
     p.add_argument(
         "--job",
@@ -379,13 +451,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "eval",
-        help="golden-set harness: validate, run, calibrate, sweep, candidates, probe (= python -m eval)",
+        help="golden-set harness: validate, run, calibrate, sweep, candidates, probe",
     )
-    p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for python -m eval")
+    p.add_argument("eval_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for hippo eval")
     p.set_defaults(func=cmd_eval)
 
+    from hippo_cli.config import add_config_command
     from hippo_cli.work import add_commands
 
+    add_config_command(sub)
     add_commands(sub, common, _settings)  # work, hook, ghost, mcp (hippo_cli/work.py)
     return parser
 
@@ -403,7 +477,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
-    from eval.__main__ import main as eval_main
+    from hippo_cli.eval import main as eval_main
 
     return eval_main(args.eval_args or ["--help"])
 
@@ -423,10 +497,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(argv: list[str] | None) -> int:
+    from hippo_core.settings import ConfigFileError
+
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except BadTextError as exc:
+    except (BadTextError, ConfigFileError) as exc:
         print(f"hippo: {exc}", file=sys.stderr)
         return 2
 

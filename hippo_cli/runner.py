@@ -29,13 +29,20 @@ QUIET_LOGGERS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 def get_instance() -> DagsterInstance:
-    """The persistent instance at DAGSTER_HOME (created with our dagster.yaml defaults if missing)."""
+    """The persistent instance at DAGSTER_HOME, else at the config file's Dagster home (created with our
+    dagster.yaml defaults if missing)."""
     home = os.environ.get("DAGSTER_HOME")
     if not home:
-        raise SystemExit(
-            "DAGSTER_HOME is not set: runs must be recorded on a persistent instance so they show in the UI.\n"
-            "  export DAGSTER_HOME=$PWD/.dagster   (the Makefile does this for you)"
-        )
+        from hippo_core.settings import HippoSettings
+
+        remembered = HippoSettings.from_env().dagster_home
+        if remembered is None:
+            raise SystemExit(
+                "hippo: no Dagster home: runs must be recorded on a persistent instance so they show in the UI.\n"
+                "  `hippo init VAULT` remembers one in the config file (or set DAGSTER_HOME to an absolute path)"
+            )
+        home = str(remembered.expanduser().resolve())
+        os.environ["DAGSTER_HOME"] = home  # Dagster reads it, and dagster.yaml names it
     os.makedirs(home, exist_ok=True)
     config = Path(home) / "dagster.yaml"
     if not config.exists():

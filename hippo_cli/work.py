@@ -103,7 +103,7 @@ def cmd_hook(args: argparse.Namespace, settings_of: SettingsOf) -> int:
 
 
 def hook_install(args: argparse.Namespace, settings: HippoSettings) -> int:
-    from hippo_work import hook_install as hi
+    from hippo_cli.hooks import install as hi
 
     exe = shutil.which("hippo") or str(Path(sys.argv[0]).resolve())
     env = {
@@ -146,7 +146,12 @@ def hook_install(args: argparse.Namespace, settings: HippoSettings) -> int:
     if args.dry_run:
         return 0
     for plan in plans:
-        if hi.apply(plan):
+        try:
+            written = hi.apply(plan)
+        except OSError as exc:
+            print(f"hippo hook install: cannot write {plan.path}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
+        if written:
             print(f"{'removed from' if args.uninstall else 'written to'} {plan.path}")
     return 0
 
@@ -178,6 +183,43 @@ def cmd_mcp(settings: HippoSettings) -> int:
     for line in caps.why:
         print(f"hippo mcp: {line}", file=sys.stderr)
     mcp.run("stdio")
+    return 0
+
+
+def cmd_mcp_install(args: argparse.Namespace, settings: HippoSettings) -> int:
+    """`hippo mcp install CLIENT`: show the stdio entry, then write it (hippo_cli/mcp_install.py)."""
+    from hippo_cli import mcp_install as mi
+
+    if args.client not in mi.CLIENTS:
+        print(f"hippo mcp install: name a client: {', '.join(mi.CLIENTS)}", file=sys.stderr)
+        return 2
+    exe = Path(sys.executable).parent / "hippo"
+    command = str(exe) if exe.exists() else shutil.which("hippo") or "hippo"
+    env = {
+        "HIPPO_VAULT": str(settings.vault.expanduser().resolve()),
+        "HIPPO_HOME": str(settings.home.expanduser().resolve()),
+    }
+    try:
+        plan = mi.plan(args.client, command, env, uninstall=args.uninstall, name=args.name)
+    except mi.McpInstallError as exc:
+        print(f"hippo mcp install: {exc}", file=sys.stderr)
+        return 2
+    verb = "remove from" if args.uninstall else "add to"
+    state = "" if plan.changed else " (already so: nothing to change)"
+    print(f"# {verb} {plan.path}{state}:\n{plan.entry}\n")
+    if args.dry_run or not plan.changed:
+        return 0
+    try:
+        mi.apply(plan)
+    except OSError as exc:
+        print(f"hippo mcp install: cannot write {plan.path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    if args.uninstall:
+        print(f"Removed {args.name!r} from {plan.path}.")
+    else:
+        print(
+            f"Written to {plan.path}. Restart {args.client} (or open a new session) to see the hippo_* tools."
+        )
     return 0
 
 
@@ -247,6 +289,17 @@ def add_commands(sub: argparse._SubParsersAction, common: Common, settings_of: S
     q.add_argument("--json", action="store_true")
     q.set_defaults(func=lambda a: cmd_ghost_audit(a, settings_of(a)))
 
-    p = sub.add_parser("mcp", help="serve the MCP tools over stdio (the agent starts it; no token)")
+    p = sub.add_parser(
+        "mcp",
+        help="serve the MCP tools over stdio (the agent starts it; no token); "
+        "`hippo mcp install CLIENT` adds it to an agent's MCP config",
+    )
     common(p)
-    p.set_defaults(func=lambda a: cmd_mcp(settings_of(a)))
+    p.add_argument("action", nargs="?", choices=["install"], help="install: write the agent's MCP entry")
+    p.add_argument("client", nargs="?", metavar="CLIENT", help="claude-code, codex, cursor or claude-desktop")
+    p.add_argument("--uninstall", action="store_true", help="remove exactly the entry install wrote")
+    p.add_argument("--dry-run", action="store_true", help="show the entry and the file; write nothing")
+    p.add_argument(
+        "--name", default="hippocampus", help="the server's name in the client (default hippocampus)"
+    )
+    p.set_defaults(func=lambda a: cmd_mcp_install(a, settings_of(a)) if a.action else cmd_mcp(settings_of(a)))

@@ -1,7 +1,8 @@
 """One settings object: every `HIPPO_*` name (and `ANTHROPIC_API_KEY`) with its default and help text.
 
-`HippoSettings(...)` takes values only; `HippoSettings.from_env()` reads the process environment (or a
-given mapping, for tests) and the CLI's flags override it. Nothing else in the project reads `HIPPO_*`
+`HippoSettings(...)` takes values only; `HippoSettings.from_env()` reads the user's config file (written by
+`hippo init` and `make run`), then the process environment (or a given mapping, for tests), and the CLI's
+flags override both: flag > environment > config file > default. Nothing else in the project reads `HIPPO_*`
 variables: resources are built from these settings (`hippo_resources.build_resources`), schedules take
 their crons and time zone from here, and assets get behaviour from run config or resources.
 """
@@ -15,10 +16,23 @@ from typing import Any, Literal
 
 from pydantic import Field, PrivateAttr, SecretStr, model_validator
 from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, EnvSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    EnvSettingsSource,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 from pydantic_settings.sources.utils import parse_env_vars
 
 PREFIX = "HIPPO_"
+# The fields the config file holds (`hippo init` / `make run` write them as absolute paths).
+CONFIG_FIELDS = ("vault", "home", "dagster_home")
+Source = Literal["flag", "environment", "config file", "default"]
+
+
+class ConfigFileError(ValueError):
+    """The user's config file cannot be read; the message names it and the fix."""
 
 
 class HippoSettings(BaseSettings):
@@ -35,6 +49,12 @@ class HippoSettings(BaseSettings):
     home: Path = Field(
         default=Path(".hippo"),
         description="Derived stores: chunks, Chroma, BM25 generations, embedding cache, ledger.",
+    )
+    dagster_home: Path | None = Field(
+        default=None,
+        validation_alias="DAGSTER_HOME",
+        description="Dagster instance folder where `hippo run` records runs (Dagster's own variable; "
+        "`hippo init` and `make run` remember it in the config file).",
     )
     timezone: str = Field(default="UTC", description="Time zone of every schedule (e.g. Asia/Seoul).")
 
@@ -183,6 +203,38 @@ class HippoSettings(BaseSettings):
         default=True,
         description="SessionEnd hooks also start `hippo ingest <agent>` in the background (incremental).",
     )
+    # --- recall: the prompt hook, hippo_route and hippo_suggest (docs/recall.md) ---------------------
+    recall_budget_ms: int = Field(
+        default=1500,
+        ge=100,
+        le=30_000,
+        description="The UserPromptSubmit hook's time budget from process start; over it, it prints nothing.",
+    )
+    recall_max_bytes: int = Field(
+        default=1500, ge=200, le=64 * 1024, description="Bytes of context the prompt hook adds at most."
+    )
+    recall_skills: bool = Field(default=True, description="The prompt hook also suggests fitting skills.")
+    recall_local: bool = Field(
+        default=True,
+        description="With no librarian running, the prompt hook searches in process (within its budget).",
+    )
+    recall_need_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="The deterministic router's bar for needs_context (default: the calibrated RouteParams value).",
+    )
+    route_engine: Literal["auto", "deterministic", "llm"] = Field(
+        default="auto",
+        description="hippo_route's engine: `auto` is the LLM when ANTHROPIC_API_KEY is set, else deterministic.",
+    )
+    suggest_budget_ms: int = Field(
+        default=1500, ge=50, le=30_000, description="hippo_suggest's budget; over it, an empty list."
+    )
+    skill_dirs: str | None = Field(
+        default=None,
+        description="More skill folders (each holding <skill>/SKILL.md), separated by the path separator.",
+    )
     ghost_half_life_days: float = Field(
         default=90.0, gt=0, description="Half-life of a shared ghost memory's recency in ghost search."
     )
@@ -229,9 +281,40 @@ class HippoSettings(BaseSettings):
     cron_ghost: str = Field(
         default="20 4 * * *", description="nightly_ghost: promote approved shared memories (ghost_memories)."
     )
+    # --- facts (issue 24) ---
+    cron_facts: str = Field(
+        default="50 4 * * *", description="nightly_facts: take new facts in, list supersession proposals."
+    )
+
+    # --- the nightly dream (hippo_assets/dream) ------------------------------------------------------
+    cron_dream: str = Field(
+        default="40 4 * * *", description="nightly_dream: lint, consolidate, profile and write the digest."
+    )
+    dream_min_hours: float = Field(
+        default=24.0, ge=0, description="The dream runs only this many hours after the last one (and ...)."
+    )
+    dream_min_changes: int = Field(
+        default=5,
+        ge=0,
+        description="... only when this many notes, sources, sessions or checkpoints are new.",
+    )
+    dream_llm_pairs: int = Field(
+        default=20, ge=0, description="Layer-3 lint: at most this many LLM questions per dream."
+    )
+    dream_reconfirm_days: int = Field(
+        default=180, ge=1, description="A fact that changed twice or more is flagged when unconfirmed longer."
+    )
+    dream_review_deadline_days: int = Field(
+        default=14,
+        ge=1,
+        description="A review waiting longer is listed as overdue (never applied by a timeout).",
+    )
 
     # The variables `from_env` read from the process environment (secrets among them become EnvVar).
     _process_env: frozenset[str] = PrivateAttr(default_factory=frozenset)
+    # Where each value `from_env` set came from, and the config file it read (None: none found).
+    _sources: dict[str, Source] = PrivateAttr(default_factory=dict)
+    _config_file: Path | None = PrivateAttr(default=None)
 
     @classmethod
     def settings_customise_sources(
@@ -253,14 +336,35 @@ class HippoSettings(BaseSettings):
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: object) -> HippoSettings:
-        """Settings from environment variables (default: the process environment); `overrides` (e.g. CLI
-        flags) win when not None."""
+        """Settings from the config file, then environment variables (default: the process environment),
+        then `overrides` (e.g. CLI flags) when not None. The config file is found from the same mapping's
+        XDG_CONFIG_HOME or HOME, so a test's mapping without them reads none. Raises ConfigFileError."""
         mapping = os.environ if env is None else env
+        path = config_file_path(mapping)
+        from_file = read_config_file(path) if path is not None else {}
         values = _MappingEnvSource(cls, mapping)()
-        settings = cls(**{**values, **{k: v for k, v in overrides.items() if v is not None}})
+        flags = {k: v for k, v in overrides.items() if v is not None}
+        settings = cls(**{**from_file, **values, **flags})
+        names = env_names()
+        sources: dict[str, Source] = {f: "config file" for f in from_file}
+        sources.update({f: "environment" for f, n in names.items() if mapping.get(n)})
+        sources.update({f: "flag" for f in flags})
+        settings._sources = sources
+        settings._config_file = path if from_file or (path is not None and path.is_file()) else None
         if mapping is os.environ:
-            settings._process_env = frozenset(n for n in env_names().values() if os.environ.get(n))
+            settings._process_env = frozenset(n for n in names.values() if os.environ.get(n))
         return settings
+
+    def source_of(self, field: str) -> Source:
+        """Where a value came from: a flag, the environment, the config file, or the default."""
+        if field in self._sources:
+            return self._sources[field]
+        return "flag" if field in self.model_fields_set else "default"
+
+    @property
+    def config_file(self) -> Path | None:
+        """The config file `from_env` read (None when there was none)."""
+        return self._config_file
 
     def from_process_env(self, field: str) -> str | None:
         """The variable a field was read from, if it came from the process environment."""
@@ -302,6 +406,14 @@ class HippoSettings(BaseSettings):
         return self.home / "ghost.sqlite"
 
     @property
+    def dream_store_path(self) -> Path:
+        return self.home / "dream.sqlite"
+
+    @property
+    def fact_store_path(self) -> Path:
+        return self.home / "facts.sqlite"
+
+    @property
     def backups_dir(self) -> Path:
         return self.backup_dir or self.home / "backups"
 
@@ -312,6 +424,48 @@ class HippoSettings(BaseSettings):
     @property
     def exports_dir(self) -> Path:
         return self.exports or self.home / "exports"
+
+
+def config_file_path(env: Mapping[str, str]) -> Path | None:
+    """`$XDG_CONFIG_HOME/hippocampus/config.toml`, else `~/.config/hippocampus/config.toml` (None without
+    either variable)."""
+    xdg = env.get("XDG_CONFIG_HOME")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "hippocampus" / "config.toml"
+    home = env.get("HOME")
+    return Path(home) / ".config" / "hippocampus" / "config.toml" if home else None
+
+
+def read_config_file(path: Path) -> dict[str, Path]:
+    """The config file's paths (relative ones are taken from the file's folder); {} when it is missing."""
+    try:
+        data = TomlConfigSettingsSource(HippoSettings, toml_file=path).toml_data
+    except (OSError, ValueError) as exc:  # TOMLDecodeError and UnicodeDecodeError are ValueErrors
+        reason = "it is not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc)
+        raise ConfigFileError(
+            f"cannot read the config file {path}: {reason}; fix it, or delete it and run `hippo init VAULT`"
+        ) from None
+    values: dict[str, Path] = {}
+    for key in CONFIG_FIELDS:
+        value = data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigFileError(f"the config file {path}: `{key}` must be a path (a string)")
+        values[key] = (path.parent / Path(value).expanduser()).resolve()
+    return values
+
+
+def render_config_file(values: Mapping[str, Path]) -> str:
+    """The config file's text: the given paths, absolute, in TOML."""
+    import json
+
+    lines = [
+        "# Hippocampus: the vault and the stores every `hippo` command uses unless a flag or a variable",
+        "# (HIPPO_VAULT, HIPPO_HOME, DAGSTER_HOME) says otherwise. Written by `hippo init` / `make run`.",
+    ]
+    lines += [f"{key} = {json.dumps(str(values[key]))}" for key in CONFIG_FIELDS if key in values]
+    return "\n".join(lines) + "\n"
 
 
 class _MappingEnvSource(EnvSettingsSource):

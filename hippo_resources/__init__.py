@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from hippo_core.settings import HippoSettings
     from hippo_resources.chunk_store import ChunkStore
     from hippo_resources.conversation_store import ConversationStore
+    from hippo_resources.dream_store import DreamStore
     from hippo_resources.embedder import Embedder, EmbedderError
+    from hippo_resources.fact_store import FactStore
     from hippo_resources.ghost_store import GhostStore
     from hippo_resources.ledger import Ledger
     from hippo_resources.lexical_store import LexicalStore
@@ -30,8 +32,10 @@ _LAZY = {
     "LLM": "llm",
     "ChunkStore": "chunk_store",
     "ConversationStore": "conversation_store",
+    "DreamStore": "dream_store",
     "Embedder": "embedder",
     "EmbedderError": "embedder",
+    "FactStore": "fact_store",
     "GhostStore": "ghost_store",
     "Ledger": "ledger",
     "Reranker": "reranker",
@@ -53,8 +57,10 @@ __all__ = [
     "LLM",
     "ChunkStore",
     "ConversationStore",
+    "DreamStore",
     "Embedder",
     "EmbedderError",
+    "FactStore",
     "GhostStore",
     "HippoResources",
     "Ledger",
@@ -83,6 +89,8 @@ class HippoResources(Mapping[str, Any]):
     conversation_store: ConversationStore
     work_store: WorkStore
     ghost_store: GhostStore
+    dream_store: DreamStore
+    fact_store: FactStore
     reranker: Reranker
 
     @property
@@ -158,6 +166,8 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
     and tests all build them here. Paths are made absolute, so a run started elsewhere finds the same stores."""
     from hippo_resources.chunk_store import ChunkStore
     from hippo_resources.conversation_store import ConversationStore
+    from hippo_resources.dream_store import DreamStore
+    from hippo_resources.fact_store import FactStore
     from hippo_resources.ghost_store import GhostStore
     from hippo_resources.ledger import Ledger
     from hippo_resources.lexical_store import LexicalStore
@@ -190,6 +200,8 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
         # the non-rebuildable stores of work memory and the ghost layer (hippo_resources.stores)
         work_store=WorkStore(path=str(s.work_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         ghost_store=GhostStore(path=str(s.ghost_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
+        dream_store=DreamStore(path=str(s.dream_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
+        fact_store=FactStore(path=str(s.fact_store_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         reranker=Reranker(
             url=s.rerank_url,
             model=s.rerank_model,

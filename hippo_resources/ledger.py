@@ -127,6 +127,10 @@ class Ledger(ConfigurableResource):
     def recent_queries(self, limit: int = 20) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM query_log ORDER BY id DESC LIMIT ?", (limit,))
 
+    def queries_since(self, ts: float) -> list[dict[str, Any]]:
+        """Every logged query at or after `ts` (epoch seconds), oldest first (the dream's interest profile)."""
+        return self._rows("SELECT ts, query, status FROM query_log WHERE ts >= ? ORDER BY ts", (ts,))
+
     # --- gaps ---------------------------------------------------------------------------------
     def record_gap(self, normalized: str, query: str, kind: str, nearest: list[str]) -> None:
         """Count a miss; a gap already answered opens again when it is missed again."""
@@ -156,6 +160,11 @@ class Ledger(ConfigurableResource):
         for r in rows:
             r["nearest"] = json.loads(r["nearest"])
         return rows
+
+    def gap(self, normalized: str) -> dict[str, Any] | None:
+        """One gap by its normalised question, or None."""
+        rows = self._rows("SELECT * FROM gaps WHERE normalized = ?", (scrub_value(normalized),))
+        return rows[0] if rows else None
 
     def mark_gap_answered(self, normalized: str, answered_by: str) -> None:
         with closing(self._connect()) as conn, conn:

@@ -14,7 +14,10 @@ live and whole, and a reader that loaded one generation keeps a consistent view 
 A base is pruned once no kept generation refers to it.
 
 The chunk tables are uncompressed Arrow IPC: readers memory-map them (pyarrow), so texts stay in the page
-cache instead of a heap and nothing is decoded at load. Every reader of a generation (the librarian, the
+cache instead of a heap and nothing is decoded at load. The BM25 segments' files are this module's too
+(`save_base`/`load_base`, `save_counts`/`load_counts_matrix`, `save_delta`/`load_delta`): the core builds
+and scores the arrays, the store writes them (`hippo_resources.npy`, atomically) and reads them back
+(memory-mapped, without `np.load`'s thread-unsafe header parser). Every reader of a generation (the librarian, the
 compiler's related pages, `eval.crash`, tests) opens it through `LexicalStore.view`.
 """
 
@@ -32,11 +35,22 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.ipc as ipc
+import scipy.sparse as sp
 from dagster import ConfigurableResource
 
-from hippo_core.index.bm25 import Base, BM25Index, BM25Params, Delta, TermCounts
+from hippo_core.index.bm25 import (
+    COUNTS,
+    POSTINGS,
+    Base,
+    BM25Index,
+    BM25Params,
+    Delta,
+    TermCounts,
+    check_format,
+)
 from hippo_core.index.bm25_update import BaseRows, Generation, Update
 from hippo_resources.files import fsync_dir, fsync_file, write_text_atomic
+from hippo_resources.npy import read_npy, read_npz, write_npy, write_npz
 
 MANIFEST = "CURRENT.json"
 CHUNK_TABLE = "chunks.arrow"
@@ -44,6 +58,98 @@ ROW_IDS = "row_ids.npy"
 ROW_KEYS = "row_keys.npy"
 OLD_FORMAT_META = "bm25.json"
 """What a generation of the format before segments holds (weights and table in one folder)."""
+BASE_META = "base.json"
+BASE_TERMS = "base.terms.json"
+DELTA_META = "delta.json"
+DELTA_ARRAYS = "delta.npz"
+
+
+# --- a segment's files: the core's arrays written and read back ------------------------------------------
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    write_text_atomic(path, json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+
+
+def _read_meta(path: Path) -> dict[str, Any]:
+    """A segment's header; ValueError for another format version (it is rebuilt, never misread)."""
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    check_format(meta)
+    return meta
+
+
+def save_base(directory: Path, base: Base, meta: dict[str, Any]) -> None:
+    """Postings as plain `.npy` files (memory-mapped by `load_base`), the vocabulary, then `base.json`
+    last: its presence says the rest is there. Each file is written atomically (fsync'd)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, arr in base.postings.arrays().items():
+        write_npy(directory / f"postings.{name}.npy", arr)
+    _write_json(directory / BASE_TERMS, base.terms)
+    _write_json(directory / BASE_META, {**meta, **base.header()})
+
+
+def read_base_meta(directory: Path) -> dict[str, Any]:
+    return _read_meta(directory / BASE_META)
+
+
+def read_base_terms(directory: Path) -> list[str]:
+    terms = json.loads((directory / BASE_TERMS).read_text(encoding="utf-8"))
+    if not isinstance(terms, list):
+        raise ValueError(f"{BASE_TERMS} is not a list")
+    return terms
+
+
+def load_base(directory: Path) -> Base:
+    """The arrays memory-mapped (read-only): loading costs the header, the vocabulary is read when first
+    asked for and unused postings stay on disk."""
+    arrays = {n: read_npy(directory / f"postings.{n}.npy", mmap=True) for n in POSTINGS}
+    try:
+        return Base.from_arrays(lambda: read_base_terms(directory), arrays, read_base_meta(directory))
+    except ValueError as exc:
+        raise ValueError(f"{directory.name}: {exc}") from None
+
+
+def save_counts(directory: Path, counts: TermCounts, prefix: str = "counts") -> None:
+    """The CSR arrays as plain `.npy` files (a writer maps them and reads only the rows it copies)."""
+    for name, arr in counts.arrays().items():
+        write_npy(directory / f"{prefix}.{name}.npy", arr)
+
+
+def load_counts_matrix(directory: Path, n_cols: int, prefix: str = "counts") -> sp.csr_array:
+    """The saved count matrix, memory-mapped."""
+    arrays = {n: read_npy(directory / f"{prefix}.{n}.npy", mmap=True) for n in COUNTS}
+    return TermCounts.matrix_from_arrays(arrays, n_cols)
+
+
+def load_counts(directory: Path, terms: list[str], prefix: str = "counts") -> TermCounts:
+    return TermCounts(terms, load_counts_matrix(directory, len(terms), prefix))
+
+
+def save_delta(
+    directory: Path, delta: Delta, meta: dict[str, Any], extra: dict[str, np.ndarray] | None = None
+) -> None:
+    """One uncompressed npz of the small arrays (and the caller's `extra` ones, read back with
+    `read_delta_extra`) and `delta.json` (with the new terms) last: its presence says the rest is there."""
+    write_npz(directory / DELTA_ARRAYS, delta.arrays(extra))
+    _write_json(directory / DELTA_META, {**meta, **delta.header()})
+
+
+def read_delta_meta(directory: Path) -> dict[str, Any]:
+    return _read_meta(directory / DELTA_META)
+
+
+def read_delta_extra(directory: Path, names: list[str] | tuple[str, ...]) -> list[np.ndarray]:
+    arrays = read_npz(directory / DELTA_ARRAYS, [f"extra.{n}" for n in names])
+    return [arrays[f"extra.{n}"] for n in names]
+
+
+def load_delta(directory: Path) -> Delta:
+    meta = read_delta_meta(directory)
+    arrays = {k: v for k, v in read_npz(directory / DELTA_ARRAYS).items() if not k.startswith("extra.")}
+    try:
+        return Delta.from_arrays(arrays, meta)
+    except ValueError as exc:
+        raise ValueError(f"{directory.name}: {exc}") from None
 
 
 class GenerationUnreadable(ValueError):
@@ -124,7 +230,7 @@ class LexicalStore(ConfigurableResource):
     def open_base(self, name: str) -> BaseSegment:
         folder = self.path / name
         try:
-            base = Base.load(folder)
+            base = load_base(folder)
             table = read_arrow(folder / CHUNK_TABLE)
         except (OSError, KeyError, ValueError, pa.ArrowException) as exc:  # ValueError: another format
             raise GenerationUnreadable(f"base {name}: {exc}") from exc
@@ -146,10 +252,10 @@ class LexicalStore(ConfigurableResource):
                 f"generation {generation} was written by an older version (one folder)"
             )
         try:
-            meta = Delta.read_meta(folder)
+            meta = read_delta_meta(folder)
             if base is None or base.name != meta["base"]:
                 base = self.open_base(str(meta["base"]))
-            delta = Delta.load(folder)
+            delta = load_delta(folder)
             delta_table = read_arrow(folder / CHUNK_TABLE)
             params = BM25Params.model_validate(meta["params"])
         except (OSError, KeyError, ValueError, pa.ArrowException) as exc:  # ValueError: another format
@@ -169,7 +275,7 @@ class LexicalStore(ConfigurableResource):
             return None
         folder = self.path / str(manifest["generation"])
         try:
-            meta = Delta.read_meta(folder)
+            meta = read_delta_meta(folder)
             base_folder = self.path / str(meta["base"])
             stamp = _stamp(folder, base_folder)
             kept = _LAST.get(folder)
@@ -183,13 +289,13 @@ class LexicalStore(ConfigurableResource):
         return generation
 
     def _read_generation(self, folder: Path, base_folder: Path, meta: dict[str, Any]) -> Generation:
-        base = Base.load(base_folder)
-        counts = TermCounts.load_matrix(base_folder, base.n_terms)  # the vocabulary is read when needed
-        ids = np.load(base_folder / ROW_IDS, allow_pickle=False)
-        keys = np.load(base_folder / ROW_KEYS, allow_pickle=False)
+        base = load_base(base_folder)
+        counts = load_counts_matrix(base_folder, base.n_terms)  # the vocabulary is read when needed
+        ids = read_npy(base_folder / ROW_IDS)
+        keys = read_npy(base_folder / ROW_KEYS)
         base_rows = BaseRows(base, counts, ids, keys, name=base_folder.name)
-        delta = Delta.load(folder)
-        delta_ids, delta_keys = Delta.read_extra(folder, ("ids", "keys"))
+        delta = load_delta(folder)
+        delta_ids, delta_keys = read_delta_extra(folder, ("ids", "keys"))
         # the chunk tables must open and agree: a damaged one makes the next build start afresh
         if read_arrow(base_folder / CHUNK_TABLE).num_rows != base.n_rows:
             raise ValueError("base chunk table and postings disagree")
@@ -209,11 +315,10 @@ class LexicalStore(ConfigurableResource):
             tmp = self.path / f".{base_name}.partial"
             tmp.mkdir()
             base_rows = gen.base_rows
-            base_rows.base.save(tmp, header)
-            TermCounts(base_rows.base.terms, base_rows.counts).save(tmp)
+            save_base(tmp, base_rows.base, header)
+            save_counts(tmp, TermCounts(base_rows.base.terms, base_rows.counts))
             for file, arr in ((ROW_IDS, base_rows.ids), (ROW_KEYS, base_rows.keys)):
-                np.save(tmp / file, arr, allow_pickle=False)
-                fsync_file(tmp / file)
+                write_npy(tmp / file, arr)
             _write_arrow(tmp / CHUNK_TABLE, table)
             fsync_dir(tmp)
             os.replace(tmp, self.path / base_name)
@@ -236,7 +341,7 @@ class LexicalStore(ConfigurableResource):
             "average_idf": index.average_idf,
             "vocabulary": index.n_terms,
         }
-        gen.delta.save(tmp, {**header, **stats}, extra={"ids": gen.delta_ids, "keys": gen.delta_keys})
+        save_delta(tmp, gen.delta, {**header, **stats}, extra={"ids": gen.delta_ids, "keys": gen.delta_keys})
         # a compaction's delta is empty: its table keeps the schema
         _write_arrow(tmp / CHUNK_TABLE, table.clear() if update.compacted else table[update.rows])
         fsync_dir(tmp)
@@ -271,7 +376,7 @@ class LexicalStore(ConfigurableResource):
         used = set()
         for folder in kept:
             try:
-                used.add(str(Delta.read_meta(folder)["base"]))
+                used.add(str(read_delta_meta(folder)["base"]))
             except (OSError, ValueError, KeyError):
                 continue
         for base in self.path.glob("base-*"):
@@ -312,4 +417,14 @@ __all__ = [
     "LexicalStore",
     "LexicalView",
     "MANIFEST",
+    "load_base",
+    "load_counts",
+    "load_counts_matrix",
+    "load_delta",
+    "read_base_meta",
+    "read_delta_extra",
+    "read_delta_meta",
+    "save_base",
+    "save_counts",
+    "save_delta",
 ]

@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from hippo_resources.dream_store import DreamStore
+from hippo_resources.fact_store import FactStore
 from hippo_resources.ghost_store import GhostStore
 from hippo_resources.ledger import Ledger
 from hippo_resources.sql_store import SqlStore, checked_schema
@@ -37,6 +39,8 @@ NON_REBUILDABLE: dict[str, str] = {
     "ledger": "query log, knowledge gaps, feedback, evaluation runs (and the bundle cache)",
     "work_store": "agents' work-memory checkpoints per project, with the cursor generation",
     "ghost_store": "promoted shared memories, their feedback and the append-only ghost read log",
+    "dream_store": "the dream's runs, the interest profile's daily snapshots (history), lint flags and verdicts",
+    "fact_store": "temporal facts, supersession proposals and the append-only resolution ledger",
 }
 
 
@@ -74,7 +78,7 @@ def registered_stores(resources: Mapping[str, Any]) -> list[RegisteredStore]:
     out = []
     for key, holds in NON_REBUILDABLE.items():
         resource = resources.get(key)
-        if isinstance(resource, Ledger | WorkStore | GhostStore):
+        if isinstance(resource, Ledger | WorkStore | GhostStore | FactStore | DreamStore):
             out.append(RegisteredStore(name=key, resource=resource, holds=holds))
     return out
 

@@ -218,6 +218,12 @@ class WorkFeed(SqlAccess):
         )
         return sorted((_checkpoint(r) for r in rows), key=lambda c: c.seq, reverse=True)
 
+    def written_since(self, ts: str) -> list[tuple[str, str]]:
+        """(project, ts) of every checkpoint written after `ts` (ISO 8601), for the dream's gate and profile."""
+        with self.tx() as tx:
+            rows = tx.rows("SELECT project, ts FROM checkpoints WHERE ts > ? ORDER BY ts", (ts,))
+        return [(str(r["project"]), str(r["ts"])) for r in rows]
+
     def projects(self) -> list[str]:
         with self.tx() as tx:
             return [

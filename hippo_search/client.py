@@ -77,3 +77,24 @@ def remote_search(
         return None
     error = (body or {}).get("error", {}) if isinstance(body, dict) else {}
     raise LibrarianError(status, error.get("code", "error"), error.get("message", f"HTTP {status}"))
+
+
+def ask_librarian(
+    url: str, home: Path | str, path: str, body: dict[str, Any], token: str | None, timeout: float
+) -> dict[str, Any] | None:
+    """POST `body` to `path` on the librarian serving these stores, everything within `timeout` seconds;
+    None when none serves them, it refuses, errs or is too slow (the caller then does without)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    try:
+        status, health = _request(f"{url}/health", min(HEALTH_TIMEOUT_S, timeout))
+        if status != 200 or not isinstance(health, dict) or health.get("store") != store_id(home):
+            return None
+        left = deadline - time.monotonic()
+        if left <= 0.01:
+            return None
+        status, answer = _request(f"{url}{path}", left, body, token)
+    except (OSError, ValueError):
+        return None
+    return answer if status == 200 and isinstance(answer, dict) else None

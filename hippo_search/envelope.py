@@ -107,6 +107,14 @@ class SearchHit(BaseModel):
     )
 
 
+class FailedBefore(BaseModel):
+    """A remembered knowledge gap: how often the question went unanswered, and when last."""
+
+    times_asked: int
+    last_seen: str
+    message: str = "This question failed before; the vault needs more material on it."
+
+
 class SearchResponse(BaseModel):
     kind: Literal["hippocampus.search"] = "hippocampus.search"
     untrusted: bool = True
@@ -123,6 +131,11 @@ class SearchResponse(BaseModel):
     gap: Literal["zero-hit", "weak"] | None = Field(
         default=None,
         description="Set when the vault does not answer well: the miss is recorded as a knowledge gap.",
+    )
+    failed_before: FailedBefore | None = Field(
+        default=None,
+        description="Set when this question (its normalised form) got no good answer at least twice before: "
+        "the vault needs more material on it (a gap is never filled with generated text).",
     )
     results: list[SearchHit] = Field(default_factory=list)
 

@@ -31,6 +31,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +41,8 @@ import polars as pl
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.chunking import split_sections
 from hippo_core.index.tokenize import Tokenizer, TokenizerConfig, is_bigram
-from hippo_core.ranking.adaptive_fusion import FusionModel, fuse_with_weak, lane_signals, load_model
-from hippo_core.ranking.calibration import load_calibration
+from hippo_core.ranking.adaptive_fusion import WEIGHTS_FILE, FusionModel, lane_signals, load_model
+from hippo_core.ranking.calibration import LoadedCalibration, parse_calibration
 from hippo_core.ranking.conversation_context import Place, named_speaker, speaker_label, with_context
 from hippo_core.ranking.evidence import (
     Evidence,
@@ -58,6 +59,7 @@ from hippo_core.ranking.ranking import (
     alias_named,
     feature_multiplier,
     freshness_multiplier,
+    fuse_with_weak,
     governance_multiplier,
 )
 from hippo_core.ranking.rerank import reorder
@@ -78,7 +80,7 @@ from hippo_resources import (
     build_resources,
 )
 from hippo_resources.lexical_store import GenerationUnreadable, LexicalView
-from hippo_search.envelope import SearchHit, SearchRequest, SearchResponse, Section
+from hippo_search.envelope import FailedBefore, SearchHit, SearchRequest, SearchResponse, Section
 from hippo_search.table import Masks, Part, Rows
 
 Ranked = list[tuple[str, float]]
@@ -116,12 +118,25 @@ def load_tuning(embedder: Embedder) -> Tuning:
     applies only to the embedder it was measured for."""
     if not embedder.calibration_path:
         return Tuning(RankingParams(), EvidenceParams(), "not configured: defaults in use")
-    loaded = load_calibration(Path(embedder.calibration_path), embedder.model_id)
+    loaded = read_calibration(Path(embedder.calibration_path), embedder.model_id)
     if not loaded.applied:
         return Tuning(RankingParams(), EvidenceParams(), loaded.status)
     return Tuning(
         loaded.ranking_params(RankingParams()), loaded.evidence_params(EvidenceParams()), loaded.status
     )
+
+
+def read_calibration(path: Path, embed_model: str) -> LoadedCalibration:
+    """The calibration file read (the core judges it: missing, unreadable, stale or applied)."""
+    try:
+        text: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = None
+    except (OSError, UnicodeDecodeError) as exc:
+        return LoadedCalibration(
+            calibration=None, status=f"unreadable ({exc.__class__.__name__}): defaults in use"
+        )
+    return parse_calibration(text, embed_model)
 
 
 def open_engine(settings: HippoSettings, log: bool = True) -> SearchEngine:
@@ -402,8 +417,23 @@ _MODEL: list[FusionModel] = []
 def fusion_model() -> FusionModel:
     """The shipped adaptive-fusion weights (hippo_core/ranking/adaptive_fusion.json), read once."""
     if not _MODEL:
-        _MODEL.append(load_model())
+        text = resources.files("hippo_core.ranking").joinpath(WEIGHTS_FILE).read_text(encoding="utf-8")
+        _MODEL.append(load_model(text))
     return _MODEL[0]
+
+
+def fusion_share(
+    lexical: Ranked,
+    semantic: Ranked,
+    params: RankingParams,
+    query: str = "",
+    model: FusionModel | None = None,
+) -> float:
+    """The lexical lane's share of convex fusion for this query: the model's (`fusion: "adaptive"`, decided
+    from the lanes' signals) or the fixed `lexical_share`."""
+    if params.fusion == "adaptive":
+        return (model or fusion_model()).share(lane_signals(query, lexical, semantic))
+    return params.lexical_share
 
 
 def fuse_lanes(
@@ -416,9 +446,10 @@ def fuse_lanes(
     """The fusion stage: the two lanes' lists into one candidate list, best first. Semantic-only hits under
     the solo-match floor come last, marked `weak` (best similarity first): a far neighbour is no evidence,
     but across languages it is often the only one. `fusion: "adaptive"` decides the lexical share per query
-    from the lanes' signals. One function, so another fusion can replace it in one place."""
+    from the lanes' signals (`fusion_share`). One function, so another fusion can replace it in one place:
+    the search, the golden set and the tuning tools (`eval.loso`, `eval.crosslingual`) all fuse here."""
     if params.fusion == "adaptive":
-        share = (model or fusion_model()).share(lane_signals(query, lexical, semantic))
+        share = fusion_share(lexical, semantic, params, query, model)
         params = params.model_copy(update={"fusion": "convex", "lexical_share": share})
     kept, weak = fuse_with_weak(lexical, semantic, params)
     if not params.weak_hits:
@@ -846,6 +877,7 @@ class SearchEngine:
             and not request.path_prefix
         )
         gap = gap_kind(evidence, self.evidence_params) if judged else None
+        failed_before = self._failed_before(request.query) if gap else None
         response = SearchResponse(
             status=status,  # type: ignore[arg-type]
             degraded_reason=reason,
@@ -853,11 +885,25 @@ class SearchEngine:
             mode=request.mode,
             generation=snap.generation,
             gap=gap,
+            failed_before=failed_before,
             results=hits,
         )
         if log:
             self.log_search(request, response)
         return response
+
+    def _failed_before(self, query: str) -> FailedBefore | None:
+        """A miss that is already a gap asked twice or more (seed S4 §3: failures >= 2 are remembered)."""
+        if self.ledger is None:
+            return None
+        try:
+            row = self.ledger.gap(normalize_query(query))
+        except (sqlite3.Error, OSError):
+            return None
+        if row is None or row["status"] != "open" or row["times_asked"] < 2:
+            return None
+        last = dt.datetime.fromtimestamp(row["last_seen"], dt.UTC).isoformat(timespec="seconds")
+        return FailedBefore(times_asked=row["times_asked"], last_seen=last)
 
     def log_search(self, request: SearchRequest, response: SearchResponse) -> None:
         """Record an answered search in the query log and the gap radar. The REST route and the MCP tool

@@ -31,7 +31,9 @@ from hippo_search.envelope import (
 )
 from hippo_search.pipeline import SearchEngine, open_engine
 from hippo_server.conversations import register_routes
+from hippo_server.dream_routes import register_dream_routes
 from hippo_server.mcp import build_mcp
+from hippo_server.mcp.recall import RecallServices, register_recall_routes
 from hippo_server.schemas import (
     error_response,
     failure_of,
@@ -89,10 +91,6 @@ def allowed(value: bytes, patterns: tuple[str, ...]) -> bool:
         if pattern.endswith(":*") and text == pattern[:-2]:
             return True
     return False
-
-
-def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
-    return error_response(status, code, message, **extra)
 
 
 class FailureMiddleware:
@@ -183,13 +181,13 @@ class GuardMiddleware:
         if path not in OPEN_PATHS:
             # DNS rebinding: a page in a browser reaches a loopback server under a name of its own
             if self.hosts and not allowed(headers.get(b"host", b""), self.hosts):
-                await error(421, "bad_host", "the Host header names no address of this librarian")(
+                await error_response(421, "bad_host", "the Host header names no address of this librarian")(
                     scope, receive, send
                 )
                 return
             origin = headers.get(b"origin")
             if origin is not None and self.origins and not allowed(origin, self.origins):
-                await error(403, "bad_origin", "requests from this Origin are not allowed")(
+                await error_response(403, "bad_origin", "requests from this Origin are not allowed")(
                     scope, receive, send
                 )
                 return
@@ -199,7 +197,7 @@ class GuardMiddleware:
             # bytes, not str: a non-ASCII header must be a wrong token, not a TypeError (issue 9, point 3)
             found = access_of(given.strip(), self.token, self.tokens) if scheme.lower() == b"bearer" else None
             if found is None:
-                await error(401, "unauthorized", "missing or wrong bearer token (HIPPO_MCP_TOKEN)")(
+                await error_response(401, "unauthorized", "missing or wrong bearer token (HIPPO_MCP_TOKEN)")(
                     scope, receive, send
                 )
                 return
@@ -215,14 +213,14 @@ class GuardMiddleware:
             await self._too_large(scope, receive, send)
             return
         except TimeoutError:
-            await error(408, "body_timeout", f"request body not received within {self.body_timeout:g} s")(
-                scope, receive, send
-            )
+            await error_response(
+                408, "body_timeout", f"request body not received within {self.body_timeout:g} s"
+            )(scope, receive, send)
             return
         except ClientGone:
             return
         if body is not None and json_too_deep(body):
-            await error(400, "bad_json", f"request body nests deeper than {MAX_JSON_DEPTH} levels")(
+            await error_response(400, "bad_json", f"request body nests deeper than {MAX_JSON_DEPTH} levels")(
                 scope, receive, send
             )
             return
@@ -230,7 +228,7 @@ class GuardMiddleware:
         if access is not FULL and call is not None:
             refusal = access.refusal(call, call_arguments(scope, body))
             if refusal:
-                await error(403, "forbidden", refusal)(scope, receive, send)
+                await error_response(403, "forbidden", refusal)(scope, receive, send)
                 return
         replayed = False
 
@@ -261,7 +259,7 @@ class GuardMiddleware:
                     return b"".join(chunks)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await error(413, "body_too_large", f"request body is over {self.max_body} bytes")(
+        await error_response(413, "body_too_large", f"request body is over {self.max_body} bytes")(
             scope, receive, send
         )
 
@@ -328,8 +326,11 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return error(422, "invalid_request", request_error_message(exc))
+        return error_response(422, "invalid_request", request_error_message(exc))
 
+    register_recall_routes(
+        app, RecallServices.from_settings(settings, engine)
+    )  # /api/v1/route, /suggest, /recall
     store = store_id(settings.home)
 
     @app.get("/health", tags=["meta"])
@@ -359,15 +360,17 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
         try:
             data = json.loads(decode_utf8(raw, what="request body"))
         except BadTextError as exc:
-            return error(400, "bad_encoding", str(exc))
+            return error_response(400, "bad_encoding", str(exc))
         except json.JSONDecodeError as exc:
-            return error(400, "bad_json", f"request body is not valid JSON: {exc.msg} at position {exc.pos}")
+            return error_response(
+                400, "bad_json", f"request body is not valid JSON: {exc.msg} at position {exc.pos}"
+            )
         if not isinstance(data, dict):
-            return error(422, "invalid_request", "request body must be a JSON object")
+            return error_response(422, "invalid_request", "request body must be a JSON object")
         try:
             req = SearchRequest.model_validate(data)
         except ValidationError as exc:
-            return error(422, "invalid_request", validation_message(exc))
+            return error_response(422, "invalid_request", validation_message(exc))
         response = await run_in_threadpool(engine.search, req, log=False)
         # logged by the engine's one logging thread: no request thread waits on the ledger's commit
         engine.log_later(req, response)
@@ -392,5 +395,6 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
 
     register_routes(app, memory)  # /api/v1/conversations, /api/v1/captures
     register_work_routes(app, work)  # /api/v1/work/
+    register_dream_routes(app, settings)  # /api/v1/profile
     app.mount("/", mcp_app)
     return app

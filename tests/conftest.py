@@ -29,6 +29,20 @@ os.environ.setdefault("EVAL_RESULTS_DIR", tempfile.mkdtemp(prefix="hippo-eval-re
 # the log-mirroring `tail -F` children of every run would outlive their runs (hippo_cli/signals.py).
 restore_interrupt_signals()
 
+# The user's config file (`hippo init` writes it) must not reach the tests: every test, and every `hippo`
+# subprocess it starts, finds an empty config folder of its own.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="hippo-test-xdg-")
+os.environ["XDG_DATA_HOME"] = tempfile.mkdtemp(prefix="hippo-test-xdg-data-")
+
+
+@pytest.fixture(autouse=True)
+def own_config_folder(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A config folder per test: a `hippo init` in one test does not name the vault of the next."""
+    folder = tmp_path_factory.mktemp("xdg-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("xdg-data")))
+    return folder
+
 
 @pytest.fixture(scope="session")
 def embed_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:

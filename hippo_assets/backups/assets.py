@@ -27,7 +27,7 @@ from pydantic import Field
 
 from hippo_assets.backups import GROUP
 from hippo_assets.backups.snapshots import backups_in, prune, take_backup, verify
-from hippo_resources import GhostStore, Ledger, Vault, VaultError, WorkStore
+from hippo_resources import FactStore, GhostStore, Ledger, Vault, VaultError, WorkStore
 from hippo_resources.stores import BackupError
 
 
@@ -48,7 +48,7 @@ def _vault_head(vault: Vault) -> str | None:
 @asset(
     group_name=GROUP,
     kinds={"sqlite", "postgres"},
-    description="Consistent snapshots of the ledger, the work store and the ghost store (SQLite online backup "
+    description="Consistent snapshots of the ledger, the work store, the ghost store and the fact store (SQLite online backup "
     "or pg_dump) into <backups>/<UTC time>/ with a manifest (size, sha256, integrity check); JSONL exports "
     "of feedback, gaps and audit logs kept for months; 7 daily and 4 weekly snapshots kept.",
 )
@@ -58,10 +58,16 @@ def backups(
     ledger: Ledger,
     work_store: WorkStore,
     ghost_store: GhostStore,
+    fact_store: FactStore,
     vault: Vault,
 ) -> MaterializeResult:
     root = Path(config.root)
-    stores = {"ledger": ledger, "work_store": work_store, "ghost_store": ghost_store}
+    stores = {
+        "ledger": ledger,
+        "work_store": work_store,
+        "ghost_store": ghost_store,
+        "fact_store": fact_store,
+    }
     now = dt.datetime.now(dt.UTC)
     try:
         folder, manifest = take_backup(stores, root, now, _vault_head(vault), config.export_months)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from hippo_resources import vector_ledger
+
 DOCUMENT_SCHEMA: dict[str, pl.DataType] = {
     "path": pl.Utf8(),
     "title": pl.Utf8(),
@@ -50,5 +52,5 @@ CHUNK_SCHEMA: dict[str, pl.DataType] = {
     "position": pl.Int64(),
 }
 
-# What the vector store keeps beside each vector: enough to filter inside the nearest-neighbour search.
-VECTOR_METADATA = ("path", "anchor", "lane", "status", "trust", "embed_hash", "role")
+# What the vector store keeps beside each vector (owned by the vector ledger's resource module).
+VECTOR_METADATA = vector_ledger.VECTOR_METADATA

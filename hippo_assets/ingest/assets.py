@@ -21,6 +21,7 @@ from pydantic import Field
 from expectations import check_result, suites
 from hippo_assets import check_memo
 from hippo_assets.ingest import GROUP
+from hippo_assets.ingest.waiting import update_waiting
 from hippo_core.extract import ExtractionError, format_for
 from hippo_core.safety.scrub import scrub, scrub_value
 from hippo_core.safety.text_input import BadTextError
@@ -91,10 +92,13 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
     warnings: list[dict[str, str]] = []
     now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
     touched: list[str] = []
+    moved: set[str] = set()
+    waiting_found = [{"file": s["path"], "kind": "symlink", "reason": s["reason"]} for s in inbox_skipped]
     for rel in wanted:
         name = PurePosixPath(rel).name
         if not name.lower().endswith(INBOX_SUFFIXES):
             skipped.append(rel)
+            waiting_found.append({"file": rel, "kind": "unsupported", "reason": "not a type ingest reads"})
             continue
         document = format_for(name) is not None
         try:
@@ -109,6 +113,7 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             reason = exc.reason if isinstance(exc, ExtractionError) else str(exc)
             kind = exc.kind if isinstance(exc, ExtractionError) else type(exc).__name__
             rejected.append({"file": rel, "kind": kind, "reason": reason})
+            waiting_found.append({"file": rel, "kind": kind, "reason": reason})
             context.log.warning(f"left in the inbox: {rel}: {scrub(reason).text}")
             continue
         seen = next((known[d] for d in digests if d in known), None)
@@ -128,6 +133,13 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             ingested.append(path)
             context.log.info(f"ingested {rel} → {path}")
         touched += [rel, vault.move(rel, f"{INBOX_PROCESSED}/{name}")]
+        moved.add(rel)
+    inbox_now = set(inbox) | {s["path"] for s in inbox_skipped}
+    looked_at = set(wanted) | {s["path"] for s in inbox_skipped}
+    waiting_paths, waiting, waiting_page_note = update_waiting(
+        vault, waiting_found, looked_at, inbox_now - moved, now
+    )
+    touched += waiting_paths
     if touched:
         what = f"ingest: {len(ingested)} new source(s)"
         if ingested:
@@ -149,6 +161,8 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             "vault_skipped": MetadataValue.json(scrub_value(vault_skipped)),
             "extraction_warnings": MetadataValue.json(scrub_value(warnings)),
             "not_in_inbox": MetadataValue.json(missing),
+            "waiting_in_inbox": MetadataValue.json(waiting),
+            "waiting_page": waiting_page_note or "30-reviews/inbox-waiting.md",
             "total_sources": len(set(known.values())),
         }
     )

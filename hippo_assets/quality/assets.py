@@ -1,7 +1,7 @@
 """Group `quality`: the gap radar (gap_report, gap_probe) and the nightly golden-set evaluation.
 
 Both run the search library in this process (`hippo_search`): `gap_probe` replays the open gaps through
-the pipeline over the live stores; `eval_report` runs the golden set (`eval.golden.run_golden`) on a
+the pipeline over the live stores; `eval_report` runs the golden set (`hippo_assets.quality.golden.run_golden`) on a
 throwaway copy of the vault materialized into a temporary folder, so the user's stores are never touched.
 """
 
@@ -26,8 +26,8 @@ from dagster import (
 )
 from pydantic import Field
 
-from eval.golden import DEFAULT_GOLDEN, DEFAULT_VAULT, GoldenError, run_golden
 from hippo_assets.index.assets import lexical_index
+from hippo_assets.quality.golden import DEFAULT_GOLDEN, DEFAULT_VAULT, GoldenError, run_golden
 from hippo_core.vault.vault_layout import GAP_QUEUE
 from hippo_core.wiki.gap_queue import REPEATED, render_gap_queue
 from hippo_resources import Embedder, Ledger, LexicalStore, Vault, VectorStore
@@ -84,7 +84,7 @@ def gap_report(vault: Vault, ledger: Ledger) -> MaterializeResult:
 
 
 class EvalReportConfig(Config):
-    golden: str = Field(default="", description="golden set (default: eval/golden.jsonl)")
+    golden: str = Field(default="", description="golden set (default: the packaged golden.jsonl)")
     vault: str = Field(
         default="", description="vault the golden set is written for (default: examples/vault)"
     )

@@ -24,9 +24,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-CLAUDE_EVENTS = ("SessionStart", "SessionEnd")
-CODEX_HOOK_EVENTS = ("SessionStart",)
+CLAUDE_EVENTS = ("SessionStart", "UserPromptSubmit", "SessionEnd")
+# Codex's hooks.json (experimental, `[features] codex_hooks = true`) runs SessionStart and UserPromptSubmit
+# with Claude Code's stdin JSON and `hookSpecificOutput.additionalContext`.
+CODEX_HOOK_EVENTS = ("SessionStart", "UserPromptSubmit")
 HOOK_TIMEOUT_SECONDS = 30
+# The prompt hook keeps its own budget (HIPPO_RECALL_BUDGET_MS); this is the agent's safety net.
+EVENT_TIMEOUT_SECONDS = {"UserPromptSubmit": 5}
 CODEX_COMMENT = (
     "# Hippocampus: checkpoint every finished Codex turn (hippo hook install codex --uninstall removes it)"
 )
@@ -89,7 +93,11 @@ def plan_json_hooks(
     hooks = data.get("hooks", {})
     if not isinstance(hooks, dict):
         raise InstallConflict(f"{path}: `hooks` is not an object")
-    entry = {"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}
+
+    def entry(event: str) -> dict[str, Any]:
+        timeout = EVENT_TIMEOUT_SECONDS.get(event, HOOK_TIMEOUT_SECONDS)
+        return {"type": "command", "command": command, "timeout": timeout}
+
     changed = False
     for event in events:
         groups = hooks.get(event, [])
@@ -117,14 +125,14 @@ def plan_json_hooks(
             elif event in hooks:
                 del hooks[event]
         elif not present:
-            hooks[event] = [*groups, {"hooks": [entry]}]
+            hooks[event] = [*groups, {"hooks": [entry(event)]}]
             changed = True
     if hooks:
         data["hooks"] = hooks
     elif uninstall and changed:
         data.pop("hooks", None)  # it only held our entries
     after = json.dumps(data, ensure_ascii=False, indent=_indent_of(text or "")) + "\n"
-    shown = json.dumps({"hooks": {e: [{"hooks": [entry]}] for e in events}}, ensure_ascii=False, indent=2)
+    shown = json.dumps({"hooks": {e: [{"hooks": [entry(e)]}] for e in events}}, ensure_ascii=False, indent=2)
     return InstallPlan(
         path=path, entry=shown, before=text, after=after if changed else (text or after), changed=changed
     )
@@ -193,14 +201,29 @@ def _check_same_except_notify(before: dict[str, Any], after: dict[str, Any], pat
 
 # --- applying a plan ----------------------------------------------------------------------------------------
 def read_text(path: Path) -> str | None:
-    return path.read_text(encoding="utf-8") if path.exists() else None
+    """The settings file's text (None when there is none); a file that is not UTF-8 text, or cannot be
+    read, is a conflict with a message, never a traceback."""
+    try:
+        return path.read_text(encoding="utf-8") if path.exists() else None
+    except UnicodeDecodeError as exc:
+        raise InstallConflict(
+            f"{path} is not UTF-8 text (byte {exc.start}); fix or re-save it as UTF-8 first"
+        ) from None
+    except OSError as exc:
+        raise InstallConflict(f"{path} cannot be read ({exc.strerror or exc}); nothing written") from None
+
+
+def write_target(path: Path) -> Path:
+    """The file to write: a symlinked settings file (dotfiles) is written through, so the link stays a
+    link and its target gets the entry."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def apply(plan: InstallPlan) -> bool:
     """Write the plan's text atomically (same permissions); False when there was nothing to change."""
     if not plan.changed:
         return False
-    target = Path(plan.path).expanduser()
+    target = write_target(Path(plan.path).expanduser())
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.hippo-tmp")
     tmp.write_text(plan.after, encoding="utf-8")

@@ -28,13 +28,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from pydantic import BaseModel, ConfigDict
 
-from hippo_core.agents.work_memory import (
-    Refused,
-    render_resume_text,
-    suggest_slug,
-    truncate_utf8,
-    validate_project,
-)
+from hippo_core.recall.context import truncate_utf8
 from hippo_core.safety.scanners import find_injections
 from hippo_core.safety.scrub import scrub
 
@@ -46,6 +40,8 @@ if TYPE_CHECKING:
 AGENTS = ("claude-code", "codex")
 MAX_STDIN_BYTES = 1024 * 1024
 TRANSCRIPT_HEAD_LINES = 400
+HEAD_LINE_MAX_BYTES = 256 * 1024  # a longer transcript line is skipped (N17: memory bounded per line)
+HEAD_MAX_BYTES = 8 * 1024 * 1024
 TRANSCRIPT_TAIL_BYTES = 512 * 1024
 ASKED_MAX_BYTES = 1200
 REPLY_MAX_BYTES = 2400
@@ -63,13 +59,28 @@ class HookInput(BaseModel):
     cwd: str | None = None
     source: str | None = None
     reason: str | None = None
+    prompt: str | None = None
 
 
 def parse_hook_input(text: str) -> HookInput:
-    data = json.loads(text)
+    """The payload; a bad one raises ValueError naming the fields only (the prompt is never echoed)."""
+    from pydantic import ValidationError
+
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(
+            f"hook input is not JSON (JSONDecodeError: {exc.msg} at position {exc.pos})"
+        ) from None
+    except RecursionError:
+        raise ValueError("hook input is nested too deep") from None
     if not isinstance(data, dict):
         raise ValueError("hook input is not a JSON object")
-    return HookInput.model_validate(data)
+    try:
+        return HookInput.model_validate(data)
+    except ValidationError as exc:
+        where = ", ".join(".".join(str(p) for p in e["loc"]) + f": {e['type']}" for e in exc.errors())
+        raise ValueError(f"hook input has bad fields ({where})") from None
 
 
 # --- project --------------------------------------------------------------------------------------
@@ -85,6 +96,8 @@ def git_top(start: Path) -> Path | None:
 def project_for(cwd: str | None, override: str | None = None) -> str:
     """The override when given; else the git repository's top folder name when `cwd` is inside one,
     else the last part of `cwd` — made a plain slug."""
+    from hippo_core.agents.work_memory import Refused, suggest_slug, validate_project
+
     if override:
         return validate_project(override)
     if not cwd:
@@ -100,12 +113,24 @@ def project_for(cwd: str | None, override: str | None = None) -> str:
 
 # --- transcripts ----------------------------------------------------------------------------------
 def _head_lines(path: Path, n: int) -> list[tuple[int, str]]:
-    out = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for i, line in enumerate(fh):
-            if i >= n:
+    """The first `n` lines, in bounded memory whatever the longest line: a line longer than
+    HEAD_LINE_MAX_BYTES is skipped (read through in blocks, never held), and at most HEAD_MAX_BYTES of
+    lines are kept."""
+    out: list[tuple[int, str]] = []
+    kept = 0
+    with open(path, "rb") as fh:
+        for i in range(n):
+            line = fh.readline(HEAD_LINE_MAX_BYTES + 1)
+            if not line:
                 break
-            out.append((i, line))
+            if len(line) > HEAD_LINE_MAX_BYTES and not line.endswith(b"\n"):
+                while (block := fh.readline(HEAD_LINE_MAX_BYTES)) and not block.endswith(b"\n"):
+                    pass
+                continue
+            kept += len(line)
+            if kept > HEAD_MAX_BYTES:
+                break
+            out.append((i, line.decode("utf-8", errors="replace")))
     return out
 
 
@@ -210,9 +235,17 @@ def clean_summary(text: str) -> str:
 
 
 # --- output ---------------------------------------------------------------------------------------
-def session_start_output(context: str) -> str:
+RESUME_TITLE = "Work memory of this project from earlier sessions (handoff, checkpoints, open items):"
+
+
+def session_start_output(context: str, max_bytes: int | None = None) -> str:
+    """The resume as quoted, untrusted reference material (credentials redacted, instruction-shaped
+    spans replaced, block markers defused), never as bare instructions."""
+    from hippo_core.recall.context import quoted
+
+    block = quoted(context, RESUME_TITLE, max_bytes)
     return json.dumps(
-        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}},
+        {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": block}},
         ensure_ascii=False,
     )
 
@@ -285,7 +318,13 @@ def handle(
         resume = memory.resume(slug, session_id=payload.session_id, budget=budget)
         if not (resume.handoff or resume.checkpoints or resume.open_items):
             return "", f"nothing to resume for {slug}"
-        return session_start_output(render_resume_text(resume, max_bytes=budget)), f"resume {slug}"
+        from hippo_core.agents.work_memory import render_resume_text
+
+        return session_start_output(render_resume_text(resume), max_bytes=budget), f"resume {slug}"
+    if event == "UserPromptSubmit":
+        from hippo_cli.hooks.prompt import handle_prompt
+
+        return handle_prompt(payload, env)
     if event == "SessionEnd":
         slug = project_for(payload.cwd, override)
         if not payload.session_id:
@@ -408,6 +447,9 @@ def main(
             (stdout or sys.stdout).flush()
         except BaseException as exc:  # noqa: BLE001 - a closed pipe must not fail the agent either
             log(environ, agent, f"error writing output: {exc}")
+    prompt_hook = sys.modules.get("hippo_cli.hooks.prompt")
+    if prompt_hook is not None and prompt_hook.ABANDONED.is_set() and stdout is None:
+        os._exit(0)  # a worker is still waiting on a slow librarian or a cold index: do not wait for it
     return 0
 
 

@@ -22,14 +22,11 @@ rank_bm25 is that average: its running sum in first-seen term order may differ i
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -45,18 +42,16 @@ __all__ = [
     "Postings",
     "TermCounts",
     "canonical_average_idf",
+    "check_format",
     "gather_counts",
 ]
 
 FORMAT_VERSION = 3
 """3: term counts scored at query time, a base and a delta per generation (2: precomputed weights, one
 folder per generation; 1: npz + one JSON)."""
-BASE_META = "base.json"
-BASE_TERMS = "base.terms.json"
-DELTA_META = "delta.json"
-DELTA_ARRAYS = "delta.npz"
-_POSTINGS = ("indptr", "rows", "tf", "doc_lengths")
-_COUNTS = ("indptr", "indices", "data")
+POSTINGS = ("indptr", "rows", "tf", "doc_lengths")
+COUNTS = ("indptr", "indices", "data")
+"""The names of the arrays a base's postings and its term counts are stored as (by the lexical store)."""
 
 
 class BM25Params(BaseModel, frozen=True):
@@ -146,29 +141,21 @@ class TermCounts:
         matrix = _count_rows(corpus_tokens, vocab, {})
         return cls(list(vocab), matrix)
 
-    def save(self, directory: Path, prefix: str = "counts") -> None:
-        """The CSR arrays as plain `.npy` files (`load` memory-maps them: a writer reads only the rows it
-        copies), each fsync'd."""
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The CSR arrays as they are stored (the resource writes them; `from_arrays` reads them back)."""
         m = self.matrix
         idx = _index_dtype(max(m.nnz, m.shape[1]))
-        arrays = {
+        return {
             "indptr": m.indptr.astype(np.int64, copy=False),
             "indices": m.indices.astype(idx, copy=False),
             "data": _small_ints(m.data),
         }
-        for name, arr in arrays.items():
-            _save_npy(Path(directory) / f"{prefix}.{name}.npy", arr)
-
-    @classmethod
-    def load(cls, directory: Path, terms: list[str], prefix: str = "counts") -> TermCounts:
-        return cls(terms, cls.load_matrix(directory, len(terms), prefix))
 
     @staticmethod
-    def load_matrix(directory: Path, n_cols: int, prefix: str = "counts") -> sp.csr_array:
-        """The saved count matrix alone, memory-mapped."""
-        arr = {n: np.load(Path(directory) / f"{prefix}.{n}.npy", mmap_mode="r") for n in _COUNTS}
-        shape = (len(arr["indptr"]) - 1, n_cols)
-        return sp.csr_array((arr["data"], arr["indices"], arr["indptr"]), shape=shape, copy=False)
+    def matrix_from_arrays(arrays: Mapping[str, np.ndarray], n_cols: int) -> sp.csr_array:
+        """The count matrix over stored (possibly memory-mapped) arrays, not copied."""
+        shape = (len(arrays["indptr"]) - 1, n_cols)
+        return sp.csr_array((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape, copy=False)
 
 
 def gather_counts(
@@ -289,40 +276,24 @@ class Base:
         values, n = np.unique(self.df, return_counts=True)
         return dict(zip(values.tolist(), n.tolist(), strict=True))
 
-    def save(self, directory: Path, meta: dict[str, Any]) -> None:
-        """Postings as plain `.npy` files (memory-mapped by `load`), the vocabulary, then `base.json` last:
-        its presence says the rest is there. Each file is fsync'd; the caller fsyncs the folder."""
-        directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        for name, arr in self.postings.arrays().items():
-            _save_npy(directory / f"postings.{name}.npy", arr)
-        _write_json(directory / BASE_TERMS, self.terms)
-        header = {"format_version": FORMAT_VERSION, "n_rows": self.n_rows, "n_terms": self.n_terms}
-        _write_json(directory / BASE_META, {**meta, **header})
-
-    @staticmethod
-    def read_meta(directory: Path) -> dict[str, Any]:
-        """A saved base's header; ValueError for another format version (it is rebuilt, never misread)."""
-        return _read_meta(Path(directory) / BASE_META)
-
-    @staticmethod
-    def read_terms(directory: Path) -> list[str]:
-        with open(Path(directory) / BASE_TERMS, encoding="utf-8") as fh:
-            terms = json.load(fh)
-        if not isinstance(terms, list):
-            raise ValueError(f"{BASE_TERMS} is not a list")
-        return terms
+    def header(self) -> dict[str, Any]:
+        """What a stored base's meta must say for its arrays to be read back as this base."""
+        return {"format_version": FORMAT_VERSION, "n_rows": self.n_rows, "n_terms": self.n_terms}
 
     @classmethod
-    def load(cls, directory: Path) -> Base:
-        """The arrays memory-mapped (read-only): loading costs the vocabulary, unused postings stay on disk."""
-        directory = Path(directory)
-        meta = cls.read_meta(directory)
-        arr = {n: np.load(directory / f"postings.{n}.npy", mmap_mode="r") for n in _POSTINGS}
-        postings = Postings(arr["indptr"], arr["rows"], arr["tf"], arr["doc_lengths"])
+    def from_arrays(
+        cls,
+        terms: list[str] | Callable[[], list[str]],
+        arrays: Mapping[str, np.ndarray],
+        meta: Mapping[str, Any],
+    ) -> Base:
+        """A stored base (its postings arrays, possibly memory-mapped, and its meta); ValueError when the
+        meta is of another format version or disagrees with the arrays."""
+        check_format(meta)
+        postings = Postings(*(arrays[n] for n in POSTINGS))
         if postings.n_rows != meta["n_rows"] or postings.n_slots != meta["n_terms"]:
-            raise ValueError(f"{directory.name}: the postings and {BASE_META} disagree on the shape")
-        return cls(lambda: cls.read_terms(directory), postings)
+            raise ValueError("the postings and the base meta disagree on the shape")
+        return cls(terms, postings)
 
 
 class Delta:
@@ -401,11 +372,8 @@ class Delta:
             sp.coo_array((p.tf.astype(np.int32), (p.rows, cols)), shape=(p.n_rows, n_cols)).tocsr()
         )
 
-    def save(
-        self, directory: Path, meta: dict[str, Any], extra: Mapping[str, np.ndarray] | None = None
-    ) -> None:
-        """One uncompressed npz of the small arrays (and the caller's `extra` ones, read back with
-        `read_extra`) and `delta.json` (with the new terms) last: its presence says the rest is there."""
+    def arrays(self, extra: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """The small arrays as they are stored in one file (the caller's `extra` ones under `extra.`)."""
         arrays = {
             **{f"extra.{k}": v for k, v in (extra or {}).items()},
             **{f"postings.{k}": v for k, v in self.postings.arrays().items()},
@@ -416,38 +384,26 @@ class Delta:
         }
         if self.positions is not None:
             arrays["positions"] = self.positions
-        with open(Path(directory) / DELTA_ARRAYS, "wb") as fh:
-            np.savez(fh, allow_pickle=False, **arrays)
-            fh.flush()
-            os.fsync(fh.fileno())
-        header = {"format_version": FORMAT_VERSION, "n_rows": self.n_rows, "new_terms": self.new_terms}
-        _write_json(Path(directory) / DELTA_META, {**meta, **header})
+        return arrays
 
-    @staticmethod
-    def read_meta(directory: Path) -> dict[str, Any]:
-        return _read_meta(Path(directory) / DELTA_META)
-
-    @staticmethod
-    def read_extra(directory: Path, names: Sequence[str]) -> list[np.ndarray]:
-        with np.load(Path(directory) / DELTA_ARRAYS, allow_pickle=False) as npz:
-            return [npz[f"extra.{n}"] for n in names]
+    def header(self) -> dict[str, Any]:
+        """What a stored delta's meta must say (the new terms live there)."""
+        return {"format_version": FORMAT_VERSION, "n_rows": self.n_rows, "new_terms": self.new_terms}
 
     @classmethod
-    def load(cls, directory: Path) -> Delta:
-        meta = cls.read_meta(directory)
-        with np.load(Path(directory) / DELTA_ARRAYS, allow_pickle=False) as npz:
-            arr = {k: npz[k] for k in npz.files if not k.startswith("extra.")}
-        postings = Postings(*(arr[f"postings.{n}"] for n in _POSTINGS))
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> Delta:
+        check_format(meta)
+        postings = Postings(*(arrays[f"postings.{n}"] for n in POSTINGS))
         if postings.n_rows != meta["n_rows"]:
-            raise ValueError(f"{Path(directory).name}: the delta arrays and {DELTA_META} disagree")
+            raise ValueError("the delta arrays and the delta meta disagree")
         return cls(
             postings,
-            arr["term_ids"],
+            arrays["term_ids"],
             list(meta["new_terms"]),
-            arr["dead"],
-            arr["dead_ids"],
-            arr["dead_counts"],
-            arr.get("positions"),
+            arrays["dead"],
+            arrays["dead_ids"],
+            arrays["dead_counts"],
+            arrays.get("positions"),
         )
 
 
@@ -764,27 +720,12 @@ class BM25Index:
         return out
 
 
-def _save_npy(path: Path, arr: np.ndarray) -> None:
-    with open(path, "wb") as fh:
-        np.save(fh, np.ascontiguousarray(arr), allow_pickle=False)
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _write_json(path: Path, obj: Any) -> None:
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(obj, fh, ensure_ascii=False, separators=(",", ":"))
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def _read_meta(path: Path) -> dict[str, Any]:
-    with open(path, encoding="utf-8") as fh:
-        meta = json.load(fh)
-    if not isinstance(meta, dict) or meta.get("format_version") != FORMAT_VERSION:
-        version = meta.get("format_version") if isinstance(meta, dict) else None
+def check_format(meta: Mapping[str, Any]) -> None:
+    """ValueError unless a stored segment's meta is of this format version (another one is rebuilt,
+    never misread)."""
+    if not isinstance(meta, Mapping) or meta.get("format_version") != FORMAT_VERSION:
+        version = meta.get("format_version") if isinstance(meta, Mapping) else None
         raise ValueError(f"unsupported BM25 index format: {version!r}")
-    return meta
 
 
 def _take_rows(parts: Sequence[sp.csr_array], source: np.ndarray, n_cols: int) -> sp.csr_array:

@@ -36,7 +36,7 @@ class RankingParams(BaseModel, frozen=True):
     lexical_share: float = Field(
         default=0.6, ge=0, le=1, description="convex fusion: weight of the lexical lane"
     )
-    # RRF knobs (fusion="rrf"), chosen by `python -m eval sweep` on eval/golden.jsonl: rrf_k 60 → 10 took
+    # RRF knobs (fusion="rrf"), chosen by `python -m eval sweep` on the golden set (hippo_assets/quality/golden.jsonl): rrf_k 60 → 10 took
     # MRR@10 from 0.606 to 0.795 — with k=60 every rank scores alike and the governance multipliers decided.
     rrf_k: int = Field(default=10, ge=1)
     lexical_weight: float = Field(default=0.7, ge=0)
@@ -159,6 +159,22 @@ def fuse(
 
 
 _Part = Callable[[int, float], float]
+
+
+def fuse_with_weak(
+    lexical: Iterable[tuple[str, float]], semantic: Iterable[tuple[str, float]], params: RankingParams
+) -> tuple[list[Candidate], list[Candidate]]:
+    """`fuse`, plus the semantic-only hits it drops under the floor (best similarity first): the weak hits."""
+    lexical, semantic = list(lexical), list(semantic)
+    kept = fuse(lexical, semantic, params)
+    floor = solo_match_floor([s for _, s in semantic], params)
+    lex_ids = {cid for cid, _ in lexical}
+    weak = [
+        Candidate(chunk_id=cid, semantic_rank=rank, semantic_score=sim)
+        for rank, (cid, sim) in enumerate(semantic, start=1)
+        if cid not in lex_ids and sim < floor
+    ]
+    return kept, weak
 
 
 def _lane_parts(

@@ -146,15 +146,32 @@ class MassRemovalError(RuntimeError):
     """A scan would drop most of the index: usually an unmounted or wrong vault, not a real deletion."""
 
 
+def removal_kind(lane: str | None) -> str:
+    """The kind the mass-removal guard counts a document as: sources, conversations, or notes (the rest)."""
+    return lane if lane in ("sources", "conversations") else "notes"
+
+
 def check_removal(
-    indexed_paths: set[str], current_paths: set[str], force: bool, max_fraction: float = 0.5
+    indexed_paths: set[str],
+    current_paths: set[str],
+    force: bool,
+    max_fraction: float = 0.5,
+    kind_of: Mapping[str, str] | None = None,
 ) -> int:
-    """Refuse to remove more than `max_fraction` of the indexed documents unless forced. Returns removals."""
-    removed = len(indexed_paths - current_paths)
-    if indexed_paths and removed > max_fraction * len(indexed_paths) and not force:
-        raise MassRemovalError(
-            f"this scan would remove {removed} of {len(indexed_paths)} indexed documents "
-            f"(more than {max_fraction:.0%}). Is HIPPO_VAULT pointing at the right folder? "
-            "Re-run with force=true (`hippo run --force`) if the removal is intended."
-        )
-    return removed
+    """Refuse to remove more than `max_fraction` of the indexed documents of any kind unless forced
+    (`kind_of`: path → notes/sources/conversations; without it every path is one kind, "documents"):
+    many conversations must not hide the loss of most notes. Returns removals."""
+    removed_paths = indexed_paths - current_paths
+    by_kind: dict[str, list[int]] = {}  # kind → [indexed, removed]
+    for path in indexed_paths:
+        counts = by_kind.setdefault((kind_of or {}).get(path, "documents"), [0, 0])
+        counts[0] += 1
+        counts[1] += path in removed_paths
+    for kind, (indexed, removed) in sorted(by_kind.items()):
+        if removed > max_fraction * indexed and not force:
+            raise MassRemovalError(
+                f"this scan would remove {removed} of {indexed} indexed {kind} "
+                f"(more than {max_fraction:.0%}). Is the vault (HIPPO_VAULT, or the config file's) the right "
+                "folder? Re-run with force=true (`hippo run --force`) if the removal is intended."
+            )
+    return len(removed_paths)

@@ -19,6 +19,7 @@ REVIEWS = "30-reviews"
 STAGING = "30-reviews/staging"
 APPROVALS = "30-reviews/approvals"
 OPS = "50-ops"
+SKILLS = "40-skills"  # projection of the agent skills: the skill lane only (hippo_suggest), never search
 SYSTEM = "90-system"
 
 ARCHIVE = "30-reviews/archive"  # cards the janitor archived (never deleted)
@@ -63,7 +64,7 @@ def folder_lineage(path: str) -> str | None:
 
 # Never indexed for search: review queues, machine ledgers, the inbox (until ingested) and the
 # vault's own schema page, which is boilerplate that every vault shares.
-NOT_INDEXED: tuple[str, ...] = (REVIEWS, SYSTEM, INBOX)
+NOT_INDEXED: tuple[str, ...] = (REVIEWS, SYSTEM, INBOX, SKILLS)
 NOT_INDEXED_FILES: tuple[str, ...] = ("SCHEMA.md",)
 
 # Navigation pages the index-pages asset generates (HOME, index, the sector hubs) and the promotion log:

@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ListToolsResult, TextContent
 
 from hippo_core.safety.tokens import FULL, Access
-from hippo_server.mcp import conversations, search, work
+from hippo_server.mcp import conversations, dream, recall, search, work
 from hippo_server.schemas import failure_of, log_failure
 
 if TYPE_CHECKING:
@@ -89,6 +89,8 @@ DOMAINS: tuple[Register, ...] = (
     search.register,
     conversations.register,
     work.register,
+    dream.register,
+    recall.register,  # hippo_route, hippo_suggest
 )
 
 

@@ -123,6 +123,10 @@ def test_a_run_commits_only_its_own_writes_never_what_a_person_staged(
     )
 
 
+def listing_files(listed: list[str]) -> list[str]:
+    return [x for x in listed if not x.endswith("/")]
+
+
 def test_adopt_index_and_search_an_obsidian_vault_leaving_every_file_as_it_was(
     tmp_path: Path, embed_cache: Path, capsys: pytest.CaptureFixture
 ) -> None:
@@ -149,7 +153,23 @@ def test_adopt_index_and_search_an_obsidian_vault_leaving_every_file_as_it_was(
         capture_output=True, text=True, check=True,
     ).stdout.split("\n")  # fmt: skip
     assert committed[0] == "hippo init: adopt an existing vault"
-    assert {c for c in committed[1:] if c} == {x for x in listed if not x.endswith("/")}
+    assert {c for c in committed[1:] if c} == {x for x in listing_files(listed)}
+    # The history starts with the person's notes as they were (listed first), the init commit on top.
+    assert f"a first commit of your {len(original)} file(s) as they are" in listing
+    log = subprocess.run(
+        ["git", "-C", str(vault), "log", "--format=%s"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert log == [
+        "hippo init: adopt an existing vault",
+        "Your notes as they were when hippo init adopted this folder",
+    ]
+    first = subprocess.run(
+        ["git", "-C", str(vault), "ls-tree", "-r", "--name-only", "HEAD~1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert set(first) == set(original)
 
     settings = HippoSettings(vault=vault, home=tmp_path / "home", embed_cache_path=embed_cache)
     result = run_graph(settings, DagsterInstance.ephemeral())

@@ -13,6 +13,8 @@ from fastapi.testclient import TestClient
 from hippo_assets.backups.snapshots import sha256_file
 from hippo_cli.main import main
 from hippo_core.backups import MANIFEST, BackupManifest
+from hippo_core.facts.dates import parse_date
+from hippo_core.facts.model import Fact, FactObject, Provenance
 from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_resources.stores import integrity_check
@@ -52,18 +54,33 @@ def test_backup_restore_drill(env: HippoSettings, tmp_path: Path, capsys: pytest
         chunks_live = api.get("/api/v1/status").json()["chunks"]
     memory.checkpoint(PROJECT, "work", "before the backup", "sess-a", "evt-1")
     live.ghost_store.log_reads([("infra/sops", 1, 0.9)], "sess-a", PROJECT, "sops")
+    for value, day in (("6 hours before bed", "2025-01-01"), ("15:00", "2026-03-10")):
+        live.fact_store.add(
+            Fact(
+                subject="caffeine cutoff",
+                predicate="caffeine_cutoff",
+                cardinality="single",
+                object=FactObject(text=value),
+                statement=f"The caffeine cutoff is {value}.",
+                valid_at=parse_date(day),
+                provenance=[
+                    Provenance(anchor=f"notes/{day}.md#Rule", content_hash=day, extractor="reader:inline")
+                ],
+            )
+        )
+    (proposal,) = live.fact_store.proposals()
 
     code, out, err = cli(capsys, "backup")
     assert code == 0, err
     snapshot = Path(out[-1])  # the snapshot's folder is the last line
     manifest = BackupManifest.model_validate_json((snapshot / MANIFEST).read_text())
-    assert [s.store for s in manifest.stores] == ["ledger", "work_store", "ghost_store"]
+    assert [s.store for s in manifest.stores] == ["ledger", "work_store", "ghost_store", "fact_store"]
     for entry in manifest.stores:
         assert entry.file and entry.integrity_ok and entry.integrity == "ok"
         assert entry.sha256 == sha256_file(snapshot / entry.file)
         assert entry.size == (snapshot / entry.file).stat().st_size
     assert sorted(p.name for p in snapshot.iterdir()) == sorted(
-        [MANIFEST, "ledger.sqlite", "work_store.sqlite", "ghost_store.sqlite"]
+        [MANIFEST, "ledger.sqlite", "work_store.sqlite", "ghost_store.sqlite", "fact_store.sqlite"]
     )  # derived stores are not in a backup
     exported = {e.table: e for e in manifest.exports}
     assert exported["ledger.feedback"].rows == 1 and exported["ghost_store.read_log"].rows == 1
@@ -74,6 +91,7 @@ def test_backup_restore_drill(env: HippoSettings, tmp_path: Path, capsys: pytest
     live.ledger.record_feedback("after the backup", "HOME.md", False)
     memory.checkpoint(PROJECT, "work", "after the backup", "sess-a", "evt-2")
     old_cursor = memory.sync(PROJECT).cursor
+    live.fact_store.decide(proposal.proposal_id, "supersede")  # decided after the backup
 
     # restoring over the live home needs --yes; a refused restore changes nothing
     for args in (["restore", str(snapshot)], ["restore", str(snapshot), "--into", str(env.home)]):
@@ -88,7 +106,7 @@ def test_backup_restore_drill(env: HippoSettings, tmp_path: Path, capsys: pytest
     assert "integrity check in place: ok" in err
     restored_settings = env.model_copy(update={"home": new_home})
     restored = build_resources(restored_settings)
-    for name in ("ledger.sqlite", "work.sqlite", "ghost.sqlite"):
+    for name in ("ledger.sqlite", "work.sqlite", "ghost.sqlite", "facts.sqlite"):
         report = integrity_check(new_home / name)
         assert report.ok and report.detail == "ok", name
     # a second restore into the same folder is refused: it now holds stores
@@ -99,6 +117,13 @@ def test_backup_restore_drill(env: HippoSettings, tmp_path: Path, capsys: pytest
     assert [f["query"] for f in restored.ledger.feedback()] == ["낮잠 전에 커피"]
     assert [g["query"] for g in restored.ledger.gaps()] == [ZERO_HIT]
     assert [r["session_id"] for r in restored.ghost_store.read_log()] == ["sess-a"]
+    # the facts and their ledger as they were: the proposal still pending, both values held
+    assert [p.proposal_id for p in restored.fact_store.proposals()] == [proposal.proposal_id]
+    assert [(f.object.text, f.status) for f in restored.fact_store.timeline("caffeine cutoff")] == [
+        ("6 hours before bed", "pending_supersede"),
+        ("15:00", "active"),
+    ]
+    assert [r["verdict"] for r in restored.fact_store.ledger()] == ["ADD", "SUPERSEDE_PENDING"]
     restored_memory = WorkMemory(restored.work_store)
     with pytest.raises(InvalidCursor) as refused:
         restored_memory.sync(PROJECT, since=old_cursor)

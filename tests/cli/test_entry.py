@@ -110,9 +110,9 @@ def test_make_run_on_the_sample_vault_without_an_api_key(tmp_path: Path, embed_c
     assert (
         "20-wiki/personal-health/sleep-hygiene.md#" in proc.stdout
     )  # the first sample search found its page
-    tail = proc.stdout.rstrip().splitlines()[-6:]
+    tail = proc.stdout.rstrip().splitlines()[-8:]
     assert tail[0] == "Next, try:"
-    assert [line.split()[0] for line in tail[1:4]] == ["1.", "2.", "3."]
-    assert "make serve" in tail[1] and "search" in tail[2] and "make ui" in tail[3]
-    assert "hippo doctor" in tail[5]
+    assert [line.split()[0] for line in tail[1:5]] == ["1.", "2.", "3.", "4."]
+    assert "serve" in tail[1] and "search" in tail[2] and " ui" in tail[3] and "mcp install" in tail[4]
+    assert tail[7].endswith("hippo doctor")
     assert (tmp_path / "vault" / "HOME.md").exists()  # the sample vault was laid down

@@ -209,21 +209,22 @@ def is_memory_mapped(arr: np.ndarray) -> bool:
 def test_save_load_round_trip(tmp_path: Path) -> None:
     """A base and a delta saved and loaded score as they did; the base's postings are memory-mapped."""
     from hippo_core.index.bm25 import Base, Delta, TermCounts, dead_term_counts, gather_counts
+    from hippo_resources.lexical_store import load_base, load_delta, read_base_meta, save_base, save_delta
 
     rng = np.random.default_rng(11)
     corpus = random_corpus(rng, 150)
     params = BM25Params(k1=1.2, b=0.7, epsilon=0.3)
     counts = TermCounts.from_tokens(corpus)
     base = Base.from_counts(counts)
-    base.save(tmp_path / "base", {"note": "kept"})
+    save_base(tmp_path / "base", base, {"note": "kept"})
     names = {p.name for p in (tmp_path / "base").iterdir()}
     assert names == {
         "base.json",
         "base.terms.json",
         *(f"postings.{n}.npy" for n in ("indptr", "rows", "tf", "doc_lengths")),
     }
-    assert Base.read_meta(tmp_path / "base")["note"] == "kept"
-    loaded = Base.load(tmp_path / "base")
+    assert read_base_meta(tmp_path / "base")["note"] == "kept"
+    loaded = load_base(tmp_path / "base")
     for arr in (loaded.postings.rows, loaded.postings.tf, loaded.postings.indptr):
         assert is_memory_mapped(arr)  # not read in
     assert loaded.terms == base.terms and loaded.postings.tf.dtype == np.uint16
@@ -239,8 +240,8 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
     positions = np.r_[np.arange(150), 150, 151].astype(np.int32)
     positions[dead] = -1
     delta = Delta.build(delta_counts, base.n_terms, dead, ids, n, positions)
-    delta.save(tmp_path, {"base": "base"})
-    delta_loaded = Delta.load(tmp_path)
+    save_delta(tmp_path, delta, {"base": "base"})
+    delta_loaded = load_delta(tmp_path)
     assert delta_loaded.new_terms == ["brand-new"]
     view, view_again = BM25Index(base, delta, params), BM25Index(loaded, delta_loaded, params)
     for q in [*random_queries(rng, 20), ["brand-new"], ["w1", "brand-new"]]:
@@ -256,12 +257,13 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
 
 def test_load_rejects_unknown_format(tmp_path: Path) -> None:
     from hippo_core.index.bm25 import Base, TermCounts
+    from hippo_resources.lexical_store import load_base, save_base
 
-    Base.from_counts(TermCounts.from_tokens([["a"]])).save(tmp_path, {})
+    save_base(tmp_path, Base.from_counts(TermCounts.from_tokens([["a"]])), {})
     meta = (tmp_path / "base.json").read_text(encoding="utf-8")
     (tmp_path / "base.json").write_text(meta.replace('"format_version":3', '"format_version":2'), "utf-8")
     with pytest.raises(ValueError, match="format"):
-        Base.load(tmp_path)
+        load_base(tmp_path)
 
 
 def test_term_weights_scale_a_terms_contribution() -> None:
@@ -288,8 +290,10 @@ def test_corpus_of_empty_docs(tmp_path: Path) -> None:
     assert index.avgdl == 0.0
     np.testing.assert_array_equal(index.scores(["a"]), np.zeros(3))
     assert index.top_k(["a"], 5) == []
-    index.base.save(tmp_path, {})
-    assert BM25Index(type(index.base).load(tmp_path)).n_docs == 3
+    from hippo_resources.lexical_store import load_base, save_base
+
+    save_base(tmp_path, index.base, {})
+    assert BM25Index(load_base(tmp_path)).n_docs == 3
 
 
 def test_empty_query() -> None:

@@ -12,6 +12,7 @@ from hippo_core.vault.documents import (
     chunk_rows,
     foreign_value_report,
     parse_document,
+    removal_kind,
 )
 from hippo_core.vault.fingerprints import embed_hash, sha256_text
 
@@ -174,3 +175,28 @@ def test_embed_hash_changes_with_the_model() -> None:
     assert [r["chunk_id"] for r in a] == [r["chunk_id"] for r in b]
     assert [r["content_hash"] for r in a] == [r["content_hash"] for r in b]
     assert all(x["embed_hash"] != y["embed_hash"] for x, y in zip(a, b, strict=True))
+
+
+def test_each_kind_is_guarded_on_its_own() -> None:
+    """64 % of the notes gone is refused even when many conversations stay (issue 25 item 5)."""
+    notes = {f"20-wiki/n{i}.md" for i in range(25)}
+    sources = {f"10-sources/s{i}.md" for i in range(4)}
+    talks = {f"conversations/c{i}" for i in range(100)}
+    kind_of = {
+        p: removal_kind(lane)
+        for ps, lane in ((notes, "wiki"), (sources, "sources"), (talks, "conversations"))
+        for p in ps
+    }
+    indexed = notes | sources | talks
+    kept_notes = set(sorted(notes)[:9])  # 16 of 25 notes removed: 12 % of everything, 64 % of the notes
+    with pytest.raises(MassRemovalError, match=r"would remove 16 of 25 indexed notes"):
+        check_removal(indexed, kept_notes | sources | talks, force=False, kind_of=kind_of)
+    assert check_removal(indexed, kept_notes | sources | talks, force=True, kind_of=kind_of) == 16
+    with pytest.raises(MassRemovalError, match=r"3 of 4 indexed sources"):
+        check_removal(indexed, notes | {"10-sources/s0.md"} | talks, force=False, kind_of=kind_of)
+    with pytest.raises(MassRemovalError, match=r"indexed conversations"):
+        check_removal(indexed, notes | sources, force=False, kind_of=kind_of)
+    assert (
+        check_removal(indexed, notes | sources | set(sorted(talks)[:50]), force=False, kind_of=kind_of) == 50
+    )
+    assert removal_kind("notes") == removal_kind(None) == "notes"

@@ -16,7 +16,7 @@ import pytest
 from eval import beir as beir_mod
 from eval import bench
 from eval.beir import BeirError, load_beir, passage_text
-from eval.metrics import METRICS, evaluate, hit_at_k, ndcg_at_k, reciprocal_rank, score_query
+from hippo_assets.quality.metrics import METRICS, evaluate, hit_at_k, ndcg_at_k, reciprocal_rank, score_query
 from hippo_core.ranking.ranking import RankingParams
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "beir-tiny"

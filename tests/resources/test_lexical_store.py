@@ -213,3 +213,46 @@ def test_generation_names_sort_in_the_order_they_were_written(tmp_path: Path, to
         t = table.with_columns(pl.Series("text", [OLD[0], OLD[1], f"edit {i}"]))
         names.append(store.write(edit(tokenizer, store.previous(), t), t, {}))
     assert sorted(names) == names
+
+
+def test_many_threads_load_generations_at_once_without_numpys_header_parser(
+    tmp_path: Path, tokenizer: Tokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 22 item 10: `np.load` parses `.npy` headers with `ast`, which is not thread-safe on Python
+    3.11 (`SystemError: AST constructor recursion depth mismatch` under concurrent loads). The store
+    reads its arrays without `ast`: with `ast.parse` made to fail, 16 threads opening three generations
+    (bases, deltas, the next build's counts and identities) all get the views a single thread gets."""
+    import ast
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    store = LexicalStore(root=str(tmp_path / "lexical"), keep_generations=5)
+    table = table_of(OLD)
+    names = [store.write(build(tokenizer, table), table, {})]
+    for texts in ([NEW[0], OLD[1], OLD[2]], [NEW[0], NEW[1], OLD[2], NEW[2]]):
+        changed = table_of(texts)
+        names.append(store.write(edit(tokenizer, store.previous(), changed), changed, {}))
+    query = tokenizer.query_tokens("커피 BM25 Dagster")
+    expected = {name: store.view(name).index.top_k(query, 5) for name in names}
+
+    def no_ast(*args: object, **kwargs: object) -> None:
+        raise AssertionError("ast.parse called while loading a generation")
+
+    monkeypatch.setattr(ast, "parse", no_ast)
+    start = threading.Barrier(16)
+
+    def load(i: int) -> list[tuple[str, list]]:
+        start.wait()  # every thread starts loading at the same moment
+        out = []
+        for round_ in range(6):
+            name = names[(i + round_) % len(names)]
+            out.append((name, store.view(name).index.top_k(query, 5)))
+            if round_ % 3 == 0:
+                lexical_store._LAST.clear()  # the writer's reader: counts, identities, delta extras
+                assert store.previous() is not None
+        return out
+
+    with ThreadPoolExecutor(16) as pool:
+        results = [r for rs in pool.map(load, range(16)) for r in rs]
+    assert len(results) == 96
+    assert all(top == expected[name] for name, top in results)

@@ -4,7 +4,11 @@
 `build_throwaway_stores` materializes a copy of the vault in this process; `evaluate` runs the set
 through the search pipeline and reports Hit@1/3/10, MRR@10 and nDCG@10, overall and per category, with a
 dataset fingerprint (what was measured) and a run signature (what measured it). `run_golden` is all of
-it, for `python -m eval run` and the `eval_report` asset alike.
+it, for `hippo eval run` (also `python -m eval run` in a checkout) and the `eval_report` asset alike.
+
+Product code: it lives beside the asset that runs it and imports no benchmark (`eval/` imports it, never
+the other way round). The throwaway stores are built from the ingest and index domains' own graph, not the
+root Definitions (which would import this module back).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from eval.metrics import hit_at_k, ndcg_at_k, reciprocal_rank
+from hippo_assets.quality.metrics import hit_at_k, ndcg_at_k, reciprocal_rank
 from hippo_core.index.chunking import anchor_for, split_sections
 from hippo_core.ranking.ranking import RankingParams
 from hippo_core.safety.text_input import BadTextError, decode_utf8
@@ -37,7 +41,8 @@ from hippo_search.pipeline import SearchEngine, engine_from_resources
 Category = Literal["lexical", "semantic", "hybrid", "cross-lingual", "alias"]
 GOLDEN_METRICS = ("hit@1", "hit@3", "hit@10", "mrr@10", "ndcg@10")
 DEFAULT_GOLDEN = Path(__file__).with_name("golden.jsonl")
-DEFAULT_VAULT = Path(__file__).resolve().parents[1] / "examples" / "vault"  # what golden.jsonl is written for
+CHECKOUT = Path(__file__).resolve().parents[2]
+DEFAULT_VAULT = CHECKOUT / "examples" / "vault"  # what golden.jsonl is written for
 
 
 class GoldenItem(BaseModel):
@@ -143,10 +148,9 @@ def dataset_fingerprint(items: list[GoldenItem], vault: Path) -> str:
 
 
 def code_version() -> str:
-    root = Path(__file__).resolve().parents[1]
     try:
         out = subprocess.run(
-            ["git", "-C", str(root), "describe", "--always", "--dirty"],
+            ["git", "-C", str(CHECKOUT), "describe", "--always", "--dirty"],
             capture_output=True,
             text=True,
             check=True,
@@ -230,7 +234,8 @@ def build_throwaway_stores(vault: Path, workdir: Path, embedder: Embedder) -> Hi
     stores and ledger are never touched by an evaluation."""
     from dagster import DagsterInstance, materialize
 
-    from hippo_assets.definitions import ASSET_CHECKS, ASSETS
+    from hippo_assets.index import definitions as index_defs
+    from hippo_assets.ingest import definitions as ingest_defs
 
     copy = workdir / "vault"
     shutil.copytree(vault, copy, ignore=shutil.ignore_patterns(".git"))
@@ -238,7 +243,7 @@ def build_throwaway_stores(vault: Path, workdir: Path, embedder: Embedder) -> Hi
         build_resources(HippoSettings(vault=copy, home=workdir / "home")), embedder=embedder
     )
     result = materialize(
-        [*ASSETS, *ASSET_CHECKS],
+        [*ingest_defs.ASSETS, *index_defs.ASSETS, *ingest_defs.CHECKS, *index_defs.CHECKS],
         resources=dict(resources),
         instance=DagsterInstance.ephemeral(),
         run_config={"loggers": {"console": {"config": {"log_level": "WARNING"}}}},  # a build, not news

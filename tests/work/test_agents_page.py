@@ -1,7 +1,9 @@
-"""The README's agent section stays true to the code: the store registry, and MCP config lines that parse."""
+"""The agents page stays true to the code: MCP config lines that parse, and the stores table generated
+from the registry."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shlex
@@ -10,16 +12,24 @@ from pathlib import Path
 
 from hippo_resources.stores import NON_REBUILDABLE
 
-README = (Path(__file__).parent.parent.parent / "README.md").read_text(encoding="utf-8")
-SECTION = README.split("## Agents that continue", 1)[1].split("\n## ", 1)[0]
+ROOT = Path(__file__).parent.parent.parent
+PAGE = (ROOT / "docs" / "agents.md").read_text(encoding="utf-8")
+SECTION = PAGE.split("## Connect an agent", 1)[1].split("\n## ", 1)[0]
 
 
 def blocks(lang: str) -> list[str]:
     return re.findall(rf"```{lang}\n(.*?)```", SECTION, flags=re.S)
 
 
-def test_the_readme_lists_exactly_the_registered_non_rebuildable_stores() -> None:
-    rows = dict(re.findall(r"^\| `(\w+)` \| (.+?) \|$", SECTION, flags=re.M))
+def test_the_stores_table_is_generated_from_the_registry() -> None:
+    spec = importlib.util.spec_from_file_location("docs_generate", ROOT / "docs/_hooks/generate.py")
+    assert spec is not None and spec.loader is not None
+    hook = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hook)
+    page = hook.on_page_markdown(PAGE, None, None, None)
+    rows = dict(
+        re.findall(r"^\| `(\w+)` \| (.+?) \|$", page.split("## Stores the vault cannot rebuild")[1], re.M)
+    )
     assert rows == NON_REBUILDABLE
 
 

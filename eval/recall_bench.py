@@ -1,0 +1,430 @@
+"""Prompt-time recall through the real hook process: does it inject when the memory can answer, and stay
+quiet when it cannot?
+
+    python -m eval.recall_bench --locomo ../shared/eval-data/locomo-dev --lme DIR [--max-prompts N]
+        [--work DIR] [--conversations conv-26] [--lme-questions 3] [--json out.json]
+
+Answerable prompts: LoCoMo-dev questions, each asked in an index of its own conversation (built as
+`eval.bench_locomo` builds it), and LongMemEval-dev questions in their own haystack (`--lme` is the
+unpacked tarball; each haystack is cut to its evidence sessions plus `--fillers` other sessions, to keep
+the build sane on a small machine). Unanswerable prompts: generic requests (code, writing, chit-chat,
+other people's data) and the first user turns of LongMemEval filler sessions that are not in the index
+asked. Every prompt runs through `hippo hook claude-code` as a real process, with and without a running
+librarian (`hippo serve`). Reported per kind: injection rate, the share of answerable prompts whose
+injected text holds the evidence (against the search's own Hit@3), bytes injected, hook latency p50/p95.
+
+Thresholds: the router's `need_threshold` is chosen on one set and reported on the other (LoCoMo ->
+LongMemEval and back): for each set the candidate lists are collected once, then the bar that keeps
+unanswerable injection under 5 % with the most answerable injections is chosen on the other set.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
+GENERIC_PROMPTS = (
+    "Write a Python function that reverses a singly linked list.",
+    "Can you explain the difference between a process and a thread?",
+    "Draft a polite email declining a meeting invitation for Friday.",
+    "Write a haiku about autumn leaves.",
+    "How do I center a div with CSS flexbox?",
+    "Translate 'good morning, how are you' into Spanish.",
+    "What's the time complexity of quicksort in the worst case?",
+    "Give me a regex that matches ISO 8601 dates.",
+    "Tell me a joke about programmers.",
+    "Summarize the plot of Romeo and Juliet in three sentences.",
+    "Refactor this loop into a list comprehension: for x in xs: if x > 0: out.append(x*2)",
+    "What is the capital of Australia?",
+    "hi, how's it going?",
+    "Write a SQL query that returns the top 5 customers by total order value.",
+    "What did Barack Obama study at Columbia University?",
+    "How many moons does Jupiter have?",
+    "Explain how TLS certificate pinning works.",
+    "Compose a short birthday message for a coworker.",
+    "What are good stretches for lower back pain?",
+    "Convert 72 degrees Fahrenheit to Celsius.",
+)
+
+
+# --- data ------------------------------------------------------------------------------------------------
+def locomo_prompts(folder: Path, conv: str) -> list[dict[str, Any]]:
+    from eval.bench_locomo import locomo_export
+
+    _, queries, qrels = locomo_export(folder, {conv})
+    return [
+        {
+            "id": qid,
+            "set": "locomo",
+            "kind": "answerable",
+            "prompt": q["text"],
+            "evidence": sorted(qrels[qid]),
+            "index": conv,
+        }
+        for qid, q in queries.items()
+        if qrels.get(qid) and q.get("category") != 5  # adversarial questions have no answer in the memory
+    ]
+
+
+def lme_questions(folder: Path) -> list[dict[str, Any]]:
+    rows = [
+        json.loads(line)
+        for line in (folder / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+        if line
+    ]
+    return [q for q in rows if not q["abstention"]]
+
+
+def lme_sessions(folder: Path, qid: str) -> dict[str, Path]:
+    return {p.stem.rsplit("-", 1)[-1]: p for p in sorted((folder / "vault" / qid).glob("*.md"))}
+
+
+def first_user_turn(note: Path) -> str | None:
+    text = note.read_text(encoding="utf-8")
+    marker = "- user\n"
+    at = text.find(marker)
+    if at < 0:
+        return None
+    body = text[at + len(marker) :].split("\n## Turn", 1)[0].strip()
+    return body or None
+
+
+def lme_kept_sessions(q: dict[str, Any], sessions: dict[str, Path], fillers: int) -> list[str]:
+    evidence = set(q["evidence_sessions"])
+    others = [s for s in sessions if s not in evidence]
+    return sorted(evidence | set(others[:fillers]))
+
+
+def build_lme(folder: Path, qid: str, work: Path, fillers: int = 8, cache: Path = DEFAULT_CACHE) -> Any:
+    """A vault holding this question's evidence sessions and `fillers` others (as notes), indexed."""
+    from dagster import DagsterInstance, materialize
+
+    from hippo_assets.definitions import ASSET_CHECKS, ASSETS
+    from hippo_cli.vault_init import init_vault
+    from hippo_core.settings import HippoSettings
+    from hippo_resources import build_resources
+
+    q = next(x for x in lme_questions(folder) if x["qid"] == qid)
+    sessions = lme_sessions(folder, qid)
+    base = work / qid
+    settings = HippoSettings(vault=base / "vault", home=base / "home", embed_cache_path=cache.expanduser())
+    if (base / "built").exists():
+        return settings
+    if base.exists():
+        shutil.rmtree(base)
+    init_vault(base / "vault")
+    notes = base / "vault" / "60-chats"
+    notes.mkdir(parents=True)
+    for sid in lme_kept_sessions(q, sessions, fillers):
+        shutil.copy(sessions[sid], notes / sessions[sid].name)
+    result = materialize(
+        [*ASSETS, *ASSET_CHECKS], resources=build_resources(settings), instance=DagsterInstance.ephemeral()
+    )
+    if not result.success:
+        raise RuntimeError(f"the LongMemEval build of {qid} failed")
+    (base / "built").write_text("ok", encoding="utf-8")
+    return settings
+
+
+def build_locomo(folder: Path, conv: str, work: Path, cache: Path = DEFAULT_CACHE) -> Any:
+    from eval.bench_locomo import build, locomo_export
+
+    base = work / conv
+    from hippo_core.settings import HippoSettings
+
+    settings = HippoSettings(
+        vault=base / "vault", home=base / "home-segments", embed_cache_path=cache.expanduser()
+    )
+    if (base / "built").exists():
+        return settings
+    export, _, _ = locomo_export(folder, {conv})
+    settings = build(export, base, True, cache)
+    (base / "built").write_text("ok", encoding="utf-8")
+    return settings
+
+
+# --- running the hook -------------------------------------------------------------------------------------
+def hook_env(settings: Any, port: int, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HIPPO_", "DAGSTER_"))}
+    env |= {
+        "HIPPO_HOME": str(settings.home), "HIPPO_VAULT": str(settings.vault), "HIPPO_PORT": str(port),
+        "HIPPO_EMBED_CACHE": str(settings.embed_cache), "HIPPO_HOOK_INGEST": "false", "HIPPO_RECALL_SKILLS": "false",
+        "PYTHONPATH": str(REPO_ROOT) + os.pathsep + env.get("PYTHONPATH", ""),
+    }  # fmt: skip
+    return env | (extra or {})
+
+
+def run_hook(env: dict[str, str], prompt: str) -> tuple[str | None, float]:
+    payload = json.dumps(
+        {"hook_event_name": "UserPromptSubmit", "session_id": "bench", "cwd": "/", "prompt": prompt}
+    )
+    started = time.monotonic()
+    out = subprocess.run(
+        [sys.executable, "-m", "hippo_cli.main", "hook", "claude-code"],
+        input=payload, capture_output=True, text=True, env=env, timeout=120, check=False,
+    )  # fmt: skip
+    elapsed = time.monotonic() - started
+    if out.returncode != 0:
+        raise RuntimeError(f"the hook exited {out.returncode}")
+    if not out.stdout.strip():
+        return None, elapsed
+    return json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"], elapsed
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def librarian(settings: Any, port: int, extra: dict[str, str] | None = None) -> Iterator[None]:
+    """`hippo serve` on these stores, warmed up, stopped after."""
+    import urllib.request
+
+    env = hook_env(settings, port, extra)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hippo_cli.main", "serve", "--port", str(port)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1):  # noqa: S310
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("the librarian did not start")
+        body = json.dumps({"prompt": "warm up", "skills": False}).encode()
+        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/v1/recall", data=body, method="POST")
+        req.add_header("Content-Type", "application/json")
+        urllib.request.urlopen(req, timeout=300).read()  # noqa: S310 - loads the generation and embedder
+        yield
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def evidence_in(context: str | None, evidence: list[str], covers: dict[str, set[str]]) -> bool:
+    """The injected text holds an evidence anchor (LoCoMo: a message or a segment covering the turn;
+    LongMemEval: a section of an evidence session)."""
+    if not context:
+        return False
+    return any(anchor in context for e in evidence for anchor in covers.get(e, {e}))
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+# --- candidate lists for the leave-one-set-out threshold -------------------------------------------------
+def candidates_for(settings: Any, prompts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from hippo_search.pipeline import open_engine
+    from hippo_work.route import _candidates, prompt_query
+
+    engine = open_engine(settings, log=False)
+    rows = []
+    for p in prompts:
+        hits = _candidates(engine, prompt_query(p["prompt"]), None)
+        rows.append({**p, "hits": [h.model_dump() for h in hits]})
+    return rows
+
+
+def choose_threshold(
+    rows: list[dict[str, Any]], covers: dict[str, set[str]], max_unanswerable: float = 0.05
+) -> float:
+    """The lowest bar whose unanswerable injection rate is at most `max_unanswerable` (most injections)."""
+    from hippo_core.recall.route import RouteCandidate, RouteParams, decide
+
+    best = 1.0
+    for bar in [round(0.30 + 0.025 * i, 3) for i in range(29)]:
+        params = RouteParams(need_threshold=bar)
+        hit = {"answerable": [], "unanswerable": []}
+        for r in rows:
+            d = decide(r["prompt"], [RouteCandidate.model_validate(h) for h in r["hits"]], params)
+            hit[r["kind"]].append(d.needs_context)
+        un = hit["unanswerable"]
+        if un and sum(un) / len(un) <= max_unanswerable:
+            best = min(best, bar)
+    return best
+
+
+def hit_at3(rows: list[dict[str, Any]], covers: dict[str, set[str]]) -> float:
+    ans = [r for r in rows if r["kind"] == "answerable"]
+    ok = sum(any(evidence_in(h["anchor"], r["evidence"], covers) for h in r["hits"][:3]) for r in ans)
+    return ok / len(ans) if ans else 0.0
+
+
+# --- the run ------------------------------------------------------------------------------------------------
+def measure(
+    settings: Any,
+    prompts: list[dict[str, Any]],
+    covers: dict[str, set[str]],
+    bar: float,
+    with_librarian: bool,
+) -> list[dict[str, Any]]:
+    extra = {"HIPPO_RECALL_NEED_THRESHOLD": str(bar)}
+    port = free_port()
+    rows = []
+
+    def go() -> None:
+        env = hook_env(settings, port, extra)
+        for p in prompts:
+            context, elapsed = run_hook(env, p["prompt"])
+            rows.append({
+                "id": p["id"], "set": p["set"], "kind": p["kind"], "injected": context is not None,
+                "bytes": len(context.encode()) if context else 0, "ms": round(1000 * elapsed, 1),
+                "evidence": evidence_in(context, p.get("evidence", []), covers) if p["kind"] == "answerable" else None,
+            })  # fmt: skip
+
+    if with_librarian:
+        with librarian(settings, port, extra):
+            go()
+    else:
+        go()
+    return rows
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for kind in ("answerable", "unanswerable"):
+        rs = [r for r in rows if r["kind"] == kind]
+        if not rs:
+            continue
+        inj = [r for r in rs if r["injected"]]
+        out[kind] = {
+            "prompts": len(rs),
+            "injection_rate": round(len(inj) / len(rs), 3),
+            "mean_bytes_injected": round(statistics.mean(r["bytes"] for r in inj), 1) if inj else 0,
+        }
+        if kind == "answerable":
+            out[kind]["evidence_injected"] = round(sum(bool(r["evidence"]) for r in rs) / len(rs), 3)
+    ms = [r["ms"] for r in rows]
+    out["latency_ms"] = {"p50": round(pct(ms, 0.5), 1), "p95": round(pct(ms, 0.95), 1)}
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m eval.recall_bench", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--locomo", type=Path, default=Path("../shared/eval-data/locomo-dev"))
+    ap.add_argument("--lme", type=Path, required=True, help="the unpacked longmemeval-dev tarball")
+    ap.add_argument(
+        "--work", type=Path, default=Path("/tmp/recall-bench"), help="indexes (re-used when built)"
+    )
+    ap.add_argument("--conversations", default="conv-26")
+    ap.add_argument("--lme-questions", type=int, default=3)
+    ap.add_argument("--fillers", type=int, default=8, help="LongMemEval sessions kept besides the evidence")
+    ap.add_argument(
+        "--max-prompts", type=int, default=40, help="answerable prompts per set (and as many others)"
+    )
+    ap.add_argument("--no-librarian", action="store_true", help="skip the runs with a librarian")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args(argv)
+
+    from eval.bench_locomo import evidence_covers
+
+    sets: dict[str, list[tuple[Any, list[dict[str, Any]], dict[str, set[str]]]]] = {"locomo": [], "lme": []}
+    generic = [
+        {"id": f"generic-{i}", "kind": "unanswerable", "prompt": p} for i, p in enumerate(GENERIC_PROMPTS)
+    ]
+    per_index = max(1, args.max_prompts // max(1, len(args.conversations.split(","))))
+    for conv in args.conversations.split(","):
+        settings = build_locomo(args.locomo, conv, args.work / "locomo")
+        covers, _ = evidence_covers(settings)
+        prompts = locomo_prompts(args.locomo, conv)[:per_index]
+        sets["locomo"].append((settings, prompts, covers))
+    questions = lme_questions(args.lme)[: args.lme_questions]
+    all_sessions = {q["qid"]: lme_sessions(args.lme, q["qid"]) for q in lme_questions(args.lme)}
+    lme_fillers: list[str] = []
+    for q in lme_questions(args.lme)[args.lme_questions :]:
+        for sid, path in list(all_sessions[q["qid"]].items())[-3:]:
+            if sid not in q["evidence_sessions"] and (turn := first_user_turn(path)):
+                lme_fillers.append(turn[:2000])
+    for q in questions:
+        settings = build_lme(args.lme, q["qid"], args.work / "lme", args.fillers)
+        kept = lme_kept_sessions(q, all_sessions[q["qid"]], args.fillers)
+        covers = {s: {f"60-chats/{all_sessions[q['qid']][s].name}"} for s in q["evidence_sessions"]}
+        prompt = {
+            "id": q["qid"],
+            "set": "lme",
+            "kind": "answerable",
+            "prompt": q["question"],
+            "evidence": q["evidence_sessions"],
+        }
+        in_vault = "\n".join(all_sessions[q["qid"]][s].read_text(encoding="utf-8") for s in kept)
+        sets["lme"].append((settings, [prompt], covers))
+        del in_vault
+    # unanswerable prompts: generic ones on every index, LongMemEval fillers (from haystacks not built) too
+    n_un = max(1, args.max_prompts // 2)
+    un_fillers = [
+        {"id": f"filler-{i}", "kind": "unanswerable", "prompt": t} for i, t in enumerate(lme_fillers[:n_un])
+    ]
+
+    report: dict[str, Any] = {
+        "sets": {},
+        "config": vars(args)
+        | {"locomo": str(args.locomo), "lme": str(args.lme), "work": str(args.work), "json": str(args.json)},
+    }
+    rows_by_set: dict[str, list[dict[str, Any]]] = {}
+    covers_by_set: dict[str, dict[str, set[str]]] = {}
+    for name, items in sets.items():
+        rows: list[dict[str, Any]] = []
+        merged: dict[str, set[str]] = {}
+        for settings, prompts, covers in items:
+            unanswerable = generic + un_fillers if settings is items[0][0] else []
+            rows += candidates_for(settings, [*prompts, *[{**u, "set": name} for u in unanswerable]])
+            merged |= covers
+        rows_by_set[name], covers_by_set[name] = rows, merged
+    chosen = {
+        "locomo": choose_threshold(rows_by_set["lme"], covers_by_set["lme"]),  # chosen on the other set
+        "lme": choose_threshold(rows_by_set["locomo"], covers_by_set["locomo"]),
+    }
+    for name, items in sets.items():
+        result: dict[str, Any] = {
+            "threshold_from_other_set": chosen[name],
+            "search_hit_at_3": round(hit_at3(rows_by_set[name], covers_by_set[name]), 3),
+        }
+        for mode in ("without_librarian", *(() if args.no_librarian else ("with_librarian",))):
+            rows = []
+            for settings, prompts, covers in items:
+                unanswerable = generic + un_fillers if settings is items[0][0] else []
+                batch = [*prompts, *[{**u, "set": name} for u in unanswerable]]
+                rows += measure(settings, batch, covers, chosen[name], mode == "with_librarian")
+            result[mode] = summarise(rows)
+        report["sets"][name] = result
+        print(json.dumps({name: result}, indent=2), flush=True)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+    try:
+        from eval.results import write_result  # the results helper (docs helper); optional until it lands
+
+        write_result("recall_bench", report)
+    except ImportError:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,127 @@
+"""The deterministic router: does a prompt need the person's memory, and how well does each candidate fit?
+
+Pure scoring over what the normal search returned for the prompt (its lanes' ranks and similarities, the
+share of the query's terms a section covers, the weak-hit floor, whether both lanes agree) and over the
+prompt's own shape (a question about the person's own past vs. a generic task). The thresholds live in
+`RouteParams` and are chosen by `python -m eval.recall_bench` on one data set and reported on another.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, Field
+
+# Linear-time patterns only (no nested quantifiers): word lists matched on word boundaries.
+_MEMORY_CUES = re.compile(
+    r"\b(remember|recall|remind|last time|earlier|before|previous(?:ly)?|decided|agreed|we said|"
+    r"did (?:i|we|you)|have (?:i|we)|when did|what did|where did|who did|how (?:long|many|much) (?:did|have)|"
+    r"my|our|mine|ours|we|i)\b"
+    r"|지난|저번|예전|결정|했었|했던|우리|내가|제가",
+    re.IGNORECASE,
+)
+_TASK_CUES = re.compile(
+    r"\b(write|implement|refactor|fix|generate|create|translate|convert|explain|summari[sz]e|draft|"
+    r"compose|design|debug|optimi[sz]e|rewrite|code|function|class|script|regex|sql|essay|poem|story|"
+    r"email|letter|recipe|joke)\b"
+    r"|작성|구현|번역|설명|만들어|짜줘|고쳐",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"\w+")
+
+
+class QueryShape(BaseModel):
+    """What the prompt's own words say about whether it is about the person's memory."""
+
+    words: int
+    memory_cues: int
+    task_cues: int
+    question: bool
+
+
+def query_shape(query: str) -> QueryShape:
+    text = query[:4000]
+    return QueryShape(
+        words=len(_WORD.findall(text)),
+        memory_cues=len(_MEMORY_CUES.findall(text)),
+        task_cues=len(_TASK_CUES.findall(text)),
+        question="?" in text
+        or text.lstrip()
+        .lower()
+        .startswith(
+            ("what", "when", "where", "who", "how", "why", "which", "did", "do ", "does", "is ", "are ")
+        ),
+    )
+
+
+class RouteCandidate(BaseModel):
+    """The fields of a search hit the router reads (a `SearchHit` validates into it)."""
+
+    anchor: str
+    score: float = 0.0
+    matched_by: list[str] = Field(default_factory=list)
+    semantic_similarity: float | None = None
+    coverage: float = 0.0
+    weak: bool = False
+    lexical_rank: int | None = None
+    semantic_rank: int | None = None
+
+
+class RouteParams(BaseModel, frozen=True):
+    """Calibrated by eval.recall_bench (leave-one-set-out); defaults are the values chosen on LoCoMo-dev."""
+
+    coverage_strong: float = Field(default=0.6, gt=0, le=1)
+    similarity_low: float = Field(default=0.80, ge=-1, le=1)
+    similarity_high: float = Field(default=0.88, ge=-1, le=1)
+    agreement_bonus: float = Field(default=0.1, ge=0, le=1)
+    weak_factor: float = Field(default=0.5, ge=0, le=1)
+    rank_decay: float = Field(default=0.08, ge=0, le=1)
+    need_threshold: float = Field(default=0.55, ge=0, le=1)
+    memory_cue_bonus: float = Field(default=0.05, ge=0, le=1)
+    task_cue_penalty: float = Field(default=0.1, ge=0, le=1)
+    min_fit: float = Field(default=0.3, ge=0, le=1)  # candidates under it are not injected
+
+
+def candidate_fit(c: RouteCandidate, rank: int, params: RouteParams) -> float:
+    """0..1: lexical coverage and semantic closeness combined, lane agreement rewarded, weak hits and
+    lower ranks discounted."""
+    lexical = min(c.coverage / params.coverage_strong, 1.0)
+    semantic = 0.0
+    if c.semantic_similarity is not None:
+        span = max(params.similarity_high - params.similarity_low, 1e-6)
+        semantic = min(max((c.semantic_similarity - params.similarity_low) / span, 0.0), 1.0)
+    fit = 0.5 * lexical + 0.5 * semantic
+    if "lexical" in c.matched_by and "semantic" in c.matched_by:
+        fit += params.agreement_bonus
+    if c.weak:
+        fit *= params.weak_factor
+    fit *= max(0.0, 1.0 - params.rank_decay * rank)
+    return round(min(max(fit, 0.0), 1.0), 4)
+
+
+def shape_offset(shape: QueryShape, params: RouteParams) -> float:
+    """How much the prompt's shape moves the bar: memory cues lower it, a generic task raises it."""
+    offset = 0.0
+    if shape.memory_cues:
+        offset -= params.memory_cue_bonus
+    if shape.task_cues and not shape.memory_cues:
+        offset += params.task_cue_penalty
+    return offset
+
+
+class RouteDecision(BaseModel):
+    needs_context: bool
+    confidence: float = Field(description="The best fit minus the bar (negative: no context needed).")
+    fits: list[float]
+
+
+def decide(
+    query: str, candidates: Sequence[RouteCandidate], params: RouteParams | None = None
+) -> RouteDecision:
+    """`needs_context` when the best candidate's fit clears the bar the prompt's shape sets."""
+    params = params or RouteParams()
+    fits = [candidate_fit(c, i, params) for i, c in enumerate(candidates)]
+    bar = params.need_threshold + shape_offset(query_shape(query), params)
+    best = max(fits, default=0.0)
+    return RouteDecision(needs_context=bool(fits) and best >= bar, confidence=round(best - bar, 4), fits=fits)

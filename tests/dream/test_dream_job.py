@@ -1,0 +1,133 @@
+"""The dream as Dagster runs it: the gate (skip with its reason, --force), incremental lint, the digest
+(links that resolve, a person's lines kept, one commit), layer 3 skipped without a key, and a malformed
+note reported, never rewritten."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from dagster import DagsterInstance, materialize
+
+from hippo_assets.dream.definitions import ASSETS, run_config
+from hippo_cli.main import main
+from hippo_core.dream.outline import outline
+from hippo_core.settings import HippoSettings
+from hippo_core.vault.links import LinkResolver
+from hippo_resources import build_resources
+
+
+def dream(settings: HippoSettings, instance: DagsterInstance, force: bool = False):  # noqa: ANN201
+    return materialize(
+        ASSETS, resources=build_resources(settings), instance=instance, run_config=run_config(settings, force)
+    )
+
+
+def meta(result, asset: str) -> dict:  # noqa: ANN001
+    for event in result.get_asset_materialization_events():
+        if event.asset_key.to_user_string() == asset:
+            return {k: v.value for k, v in event.materialization.metadata.items()}
+    raise AssertionError(f"{asset} was not materialized")
+
+
+def skip_reason(result) -> str:  # noqa: ANN001
+    for event in result.all_events:
+        if event.event_type_value == "ASSET_OBSERVATION":
+            return event.event_specific_data.asset_observation.metadata["reason"].value
+    raise AssertionError("no observation")
+
+
+def commits(vault: Path) -> int:
+    return int(
+        subprocess.run(
+            ["git", "-C", str(vault), "rev-list", "--count", "HEAD"], capture_output=True, text=True
+        ).stdout
+    )
+
+
+def digest_file(vault: Path) -> Path:
+    found = sorted((vault / "50-ops" / "digest").glob("*.md"))
+    assert len(found) == 1
+    return found[0]
+
+
+@pytest.fixture
+def planted(settings: HippoSettings) -> HippoSettings:
+    """The fixture vault plus a note with a broken link and one with broken frontmatter."""
+    v = settings.vault
+    (v / "20-wiki" / "data" / "links.md").write_text(
+        "# Links\n\nSee [[dagster-assets]] and [[no-such-note]].\n"
+    )
+    (v / "20-wiki" / "data" / "bad-yaml.md").write_text(
+        "---\ntitle: [unclosed\n---\n# Bad\n\n[[morphology]]\n"
+    )
+    subprocess.run(["git", "-C", str(v), "add", "-A"], check=True)
+    subprocess.run(
+        ["git", "-C", str(v), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "plant"],
+        check=True,
+    )
+    return settings
+
+
+def test_first_dream_writes_a_digest_with_findings_and_one_commit(planted: HippoSettings) -> None:
+    instance = DagsterInstance.ephemeral()
+    vault = planted.vault
+    bad_before = (vault / "20-wiki/data/bad-yaml.md").read_bytes()
+    before = commits(vault)
+    result = dream(planted, instance)
+    assert result.success
+    gate = meta(result, "dream_gate")
+    assert gate["dream"] is True and gate["reason"].startswith("first dream")
+    lint = meta(result, "dream_lint")
+    assert lint["findings_by_rule"]["broken_link"] >= 1
+    assert lint["findings_by_rule"]["malformed_frontmatter"] == 1
+    assert "no LLM is configured" in lint["layer3"]["skipped"]
+    assert commits(vault) == before + 1  # the whole run: one commit
+    text = digest_file(vault).read_text()
+    assert "[[20-wiki/data/links]] (line 3)" in text and "no note 'no-such-note'" in text
+    assert "### Layer 3: meaning (LLM)" in text and "Skipped: no LLM is configured" in text
+    assert (vault / "20-wiki/data/bad-yaml.md").read_bytes() == bad_before  # reported, never rewritten
+    # every link the digest writes resolves to a note (or the chart beside it)
+    notes = [p.relative_to(vault).as_posix() for p in vault.rglob("*.md") if ".git" not in p.parts]
+    charts = [p.relative_to(vault).as_posix() for p in vault.rglob("*.png")]
+    resolver = LinkResolver(notes, charts)
+    links = outline("digest.md", text).links
+    assert links and all(resolver.note(x.target) or resolver.attachment(x.target) for x in links)
+
+
+def test_the_gate_skips_with_its_reason_and_force_runs_incrementally(planted: HippoSettings) -> None:
+    instance = DagsterInstance.ephemeral()
+    vault = planted.vault
+    assert dream(planted, instance).success
+    after_first = commits(vault)
+
+    again = dream(planted, instance)
+    assert again.success
+    assert "h ago (needs >= 24 h)" in skip_reason(again)
+    assert [e.asset_key.to_user_string() for e in again.get_asset_materialization_events()] == []
+    assert commits(vault) == after_first
+
+    # a person adds a line of their own under the digest; a new note arrives; the dream is forced
+    page = digest_file(vault)
+    page.write_text(page.read_text() + "\nMy own remark, kept.\n")
+    (vault / "20-wiki/data/new.md").write_text("# New\n\n[[morphology#Nowhere]]\n")
+    forced = dream(planted, instance, force=True)
+    assert forced.success
+    assert meta(forced, "dream_gate")["reason"] == "forced"
+    lint = meta(forced, "dream_lint")
+    assert lint["notes_read"] == 2  # the new note and the edited digest; nothing unchanged is read again
+    assert lint["findings_by_rule"]["broken_anchor"] == 1
+    text = page.read_text()
+    assert "My own remark, kept." in text and "'20-wiki/data/morphology.md' has no heading 'Nowhere'" in text
+
+
+def test_hippo_run_job_dream_force(planted: HippoSettings, tmp_path: Path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    monkeypatch.setenv("HIPPO_VAULT", str(planted.vault))
+    monkeypatch.setenv("HIPPO_HOME", str(planted.home))
+    monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "dagster"))
+    monkeypatch.setenv("HIPPO_DREAM_MIN_CHANGES", "1000")
+    assert main(["run", "--job", "dream_job"]) == 0
+    assert not (planted.vault / "50-ops" / "digest").exists()  # skipped: too little is new
+    assert main(["run", "--job", "dream_job", "--force"]) == 0
+    assert digest_file(planted.vault).exists()
