@@ -70,6 +70,10 @@ REST_CALLS = {
     ("POST", "/api/v1/work/ghost/search"): "hippo_ghost_search",
     ("POST", "/api/v1/work/ghost/feedback"): "hippo_feedback",
     ("GET", "/api/v1/work/ghost/audit"): "hippo_ghost_audit",
+    ("POST", "/api/v1/route"): "hippo_route",
+    ("POST", "/api/v1/suggest"): "hippo_suggest",
+    ("POST", "/api/v1/recall"): "hippo_route",
+    ("GET", "/api/v1/profile"): "hippo_profile",
 }
 CONVERSATION_PREFIX = "/api/v1/conversations/"
 
@@ -224,7 +228,12 @@ class GuardMiddleware:
                 scope, receive, send
             )
             return
-        call = rest_call(scope.get("method", ""), path)
+        method = scope.get("method", "")
+        call = rest_call(method, path)
+        if access.read_only and call is None and method not in ("GET", "HEAD") and path != "/mcp":
+            # a route this table does not name yet: a read-only token only reads
+            await error_response(403, "forbidden", "this token is read-only")(scope, receive, send)
+            return
         if access is not FULL and call is not None:
             refusal = access.refusal(call, call_arguments(scope, body))
             if refusal:
