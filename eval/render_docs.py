@@ -31,6 +31,7 @@ ABOUT: dict[str, str] = {
     "bench_lexical": "The Korean-aware BM25 lane alone against `rank_bm25` on the same tokens.",
     "ablate_lexical": "The Korean lexical lane, choice by choice: each analyzer variant on the three Korean sets.",
     "extraction_bench": "Document readers (PDF, DOCX, XLSX, PPTX, HWPX, HTML): fidelity, structure, time.",
+    "bench_locomo": "LoCoMo conversations loaded as a claude.ai export through the product's own assets: evidence recall.",
     "temporal": "Time-aware search: answers as of a date and stale results.",
     "recall_bench": "What the agent hooks recall at the right moment.",
 }

@@ -34,7 +34,7 @@ from hippo_resources.work_store import WorkStore
 SQLITE_MAGIC = b"SQLite format 3\x00"
 PGDUMP_MAGIC = b"PGDMP"
 
-# Resource keys of the non-rebuildable stores, and what each holds (for the README and `hippo status`).
+# Resource keys of the non-rebuildable stores, and what each holds (for docs/agents.md and `hippo status`).
 NON_REBUILDABLE: dict[str, str] = {
     "ledger": "query log, knowledge gaps, feedback, evaluation runs (and the bundle cache)",
     "work_store": "agents' work-memory checkpoints per project, with the cursor generation",

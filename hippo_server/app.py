@@ -32,6 +32,7 @@ from hippo_search.envelope import (
 from hippo_search.pipeline import SearchEngine, open_engine
 from hippo_server.conversations import register_routes
 from hippo_server.dream_routes import register_dream_routes
+from hippo_server.facts_routes import register_facts_routes
 from hippo_server.mcp import build_mcp
 from hippo_server.mcp.recall import RecallServices, register_recall_routes
 from hippo_server.schemas import (
@@ -74,6 +75,7 @@ REST_CALLS = {
     ("POST", "/api/v1/suggest"): "hippo_suggest",
     ("POST", "/api/v1/recall"): "hippo_route",
     ("GET", "/api/v1/profile"): "hippo_profile",
+    ("GET", "/api/v1/facts"): "hippo_facts",
 }
 CONVERSATION_PREFIX = "/api/v1/conversations/"
 
@@ -405,5 +407,6 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     register_routes(app, memory)  # /api/v1/conversations, /api/v1/captures
     register_work_routes(app, work)  # /api/v1/work/
     register_dream_routes(app, settings)  # /api/v1/profile
+    register_facts_routes(app, settings)  # /api/v1/facts
     app.mount("/", mcp_app)
     return app

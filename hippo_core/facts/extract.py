@@ -145,7 +145,7 @@ def extracted_fact(
         else:
             valid, problem = DatePoint(), f"valid_at: {own.reason}"
     fact = Fact(
-        subject=subjects.resolve(item.subject),
+        subject=subjects.key_of(item.subject),
         subject_label=item.subject,
         predicate=predicate,
         cardinality=card,

@@ -103,7 +103,7 @@ def _make(
         if not valid.known:
             problems.append(ReadProblem(anchor=anchor, reason=f"valid_at: {valid.reason}"))
     return Fact(
-        subject=subjects.resolve(subject),
+        subject=subjects.key_of(subject),
         subject_label=subject,
         predicate=name,
         cardinality=card,

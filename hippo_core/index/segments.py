@@ -81,7 +81,7 @@ EXCHANGE_CONTEXT_CHARS = 400
 EXCHANGE_CONTEXT_MESSAGES = 1
 """How many messages before a reply its exchange row carries. Chosen on LoCoMo conversation 26 through the
 product path by fused Hit@1 + Hit@10 (one message and the day 0.355 + 0.838, two and the day 0.315 + 0.868,
-one without the day 0.320 + 0.817); conversation 30 is the one reported (README "Left-out figures")."""
+one without the day 0.320 + 0.817); conversation 30 is the one reported (CHANGELOG.md)."""
 
 
 def message_day(timestamp: str | None) -> str:

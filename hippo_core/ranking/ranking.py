@@ -27,7 +27,7 @@ class RankingParams(BaseModel, frozen=True):
     # How the lanes are combined. "convex": lexical_share × (BM25 / best BM25) + (1 − lexical_share) ×
     # (similarity min-max scaled over the semantic pool). Unlike RRF it keeps how far ahead a lane's
     # best hit is: on KorQuAD, RRF (k 10) fell 7 points of Hit@1 below BM25 alone, convex fusion beat it
-    # (README, "Ranking defaults, measured"). "rrf": weighted reciprocal-rank fusion, rrf_k and lane weights.
+    # (docs/search.md, "Why the defaults are what they are"). "rrf": weighted reciprocal-rank fusion, rrf_k and lane weights.
     # "adaptive": convex fusion with a lexical share decided per query from the lanes' own signals
     # (hippo_core/ranking/adaptive_fusion.py, weights in adaptive_fusion.json, chosen by `python -m eval.loso`).
     fusion: Literal["convex", "rrf", "adaptive"] = "convex"
@@ -56,7 +56,7 @@ class RankingParams(BaseModel, frozen=True):
     # Conversation context (hippo_core/ranking/conversation_context.py): a candidate turn gains from the best fused
     # score of the turn before and after it (neighbour) and of the one after it once more (reply), and a
     # turn of the one speaker the query names is lifted. Chosen leaving one LoCoMo conversation out
-    # (`python -m eval.locomo_context`, README "Conversation context"): left out, fused Hit@1 0.325 → 0.380
+    # (`python -m eval.locomo_context`, CHANGELOG.md "Conversation context"): left out, fused Hit@1 0.325 → 0.380
     # and Hit@10 0.789 → 0.809 over 997 questions; these values are the grid point chosen on all five.
     conversation_neighbour_weight: float = Field(default=0.5, ge=0)
     conversation_reply_weight: float = Field(default=0.2, ge=0)

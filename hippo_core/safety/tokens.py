@@ -23,7 +23,7 @@ PROJECT_FIELDS = ("project", "current_project")
 READ_TOOLS = frozenset({
     "hippo_search", "hippo_get", "hippo_bundle", "hippo_status", "hippo_resume", "hippo_sync",
     "hippo_list_recent_conversations", "hippo_get_conversation", "hippo_ghost_search",
-    "hippo_route", "hippo_suggest", "hippo_profile",
+    "hippo_route", "hippo_suggest", "hippo_profile", "hippo_facts",
 })  # fmt: skip
 # Calls that span every project unless they name one: a project-limited token must name one.
 NEEDS_PROJECT = frozenset({"hippo_list_recent_conversations"})

@@ -17,7 +17,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, ListToolsResult, TextContent
 
 from hippo_core.safety.tokens import FULL, Access
-from hippo_server.mcp import conversations, dream, recall, search, work
+from hippo_server.mcp import conversations, dream, facts, recall, search, work
 from hippo_server.schemas import failure_of, log_failure
 
 if TYPE_CHECKING:
@@ -91,6 +91,7 @@ DOMAINS: tuple[Register, ...] = (
     work.register,
     dream.register,
     recall.register,  # hippo_route, hippo_suggest
+    facts.register,  # hippo_facts
 )
 
 
