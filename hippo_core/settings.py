@@ -70,6 +70,14 @@ class HippoSettings(BaseSettings):
         "chunks); more stays in the inbox with the reason.",
     )
 
+    # --- files (helper "files", issue 22): limits of the vault walk ------------------------------------
+    note_max_bytes: int = Field(
+        default=4 * 1024 * 1024,
+        ge=1,
+        description="Largest note read anywhere in the vault (bytes); a bigger one is skipped with the reason "
+        "(run metadata, `hippo doctor`). 4 MiB holds the biggest source copy ingest writes (1M characters).",
+    )
+
     # --- the librarian -----------------------------------------------------------------------------
     host: str = Field(default="127.0.0.1", description="Address `hippo serve` listens on.")
     port: int = Field(default=8787, description="Port `hippo serve` listens on.")
@@ -288,7 +296,8 @@ class HippoSettings(BaseSettings):
 
     # --- the nightly dream (hippo_assets/dream) ------------------------------------------------------
     cron_dream: str = Field(
-        default="40 4 * * *", description="nightly_dream: lint, consolidate, profile and write the digest."
+        default="5 5 * * *",
+        description="nightly_dream: lint, consolidate, profile and write the digest (after nightly_facts).",
     )
     dream_min_hours: float = Field(
         default=24.0, ge=0, description="The dream runs only this many hours after the last one (and ...)."

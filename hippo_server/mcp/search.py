@@ -52,11 +52,14 @@ def register(mcp: MCPServer, backing: Backing) -> None:
         path_prefix: Annotated[str | None, _described("path_prefix")] = None,
         include_tool_output: Annotated[bool, _described("include_tool_output")] = True,
         include_navigation: Annotated[bool, _described("include_navigation")] = False,
+        as_of: Annotated[str | None, _described("as_of")] = None,
+        include_history: Annotated[bool, _described("include_history")] = False,
     ) -> dict[str, Any]:
         """Hybrid (BM25 + vector) search of the vault. Returns sections with `path#heading` anchors,
         snippets, scores and which retrieval lanes matched. Lanes: wiki, sources, notes, conversations
         (agent conversations; include_tool_output=false leaves out tool calls and their outputs).
-        Generated navigation pages (HOME, index, log, hubs) only with include_navigation=true."""
+        Generated navigation pages (HOME, index, log, hubs) only with include_navigation=true. Each result
+        carries its source's `date`; `as_of` (ISO date) searches the vault as it was then."""
         request = SearchRequest(
             query=query,
             limit=limit,
@@ -64,6 +67,8 @@ def register(mcp: MCPServer, backing: Backing) -> None:
             path_prefix=path_prefix,
             include_tool_output=include_tool_output,
             include_navigation=include_navigation,
+            as_of=as_of,
+            include_history=include_history,
         )
         response = await anyio.to_thread.run_sync(partial(engine.search, request, log=False))
         engine.log_later(request, response)  # the query log's commit is no part of the answer's latency
