@@ -65,14 +65,19 @@ def _restore(settings: HippoSettings, snapshot: Path, into: Path | None, yes: bo
     if not yes:
         if target == live:
             print(
-                f"hippo restore: {target} is the live HIPPO_HOME: restoring replaces its ledger, work store "
-                "and ghost store. Stop the librarian and the daemon, then add --yes (or restore --into a new "
+                f"hippo restore: {target} is the live HIPPO_HOME: restoring replaces its ledger, work, ghost, "
+                "fact, dream and conversation stores. Stop the librarian and the daemon, then add --yes (or restore --into a new "
                 "folder).",
                 file=sys.stderr,
             )
             return 2
         at_target = registered_stores(build_resources(settings.model_copy(update={"home": target})))
-        present = [s.name for s in at_target if s.sqlite_path is not None and s.sqlite_path.exists()]
+        present = [
+            s.name
+            for s in at_target
+            if (s.sqlite_path is not None and s.sqlite_path.exists())
+            or (s.files_root is not None and s.files_root.is_dir() and any(s.files_root.iterdir()))
+        ]
         if present:
             print(
                 f"hippo restore: {target} already holds {', '.join(present)}; use an empty folder or add --yes",

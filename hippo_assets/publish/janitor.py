@@ -46,8 +46,9 @@ def _archive(vault, rel: str, text: str) -> str:
 @asset(
     group_name=GROUP,
     kinds={"markdown", "git"},
+    deps=["canonical_wiki"],  # duplicates are judged against the canonical pages as promoted
     description="Archives (never deletes) staging cards unapproved after N days and duplicates of an existing "
-    "card or canonical page, and moves inbox files whose content already has a source copy (left behind when "
+    "card or canonical page (after canonical_wiki), and moves inbox files whose content already has a source copy (left behind when "
     "a run stopped between copy and move, so the inbox sensor will not retry them) to .processed/. Ledger: "
     "90-system/janitor/<date>.jsonl.",
 )
