@@ -78,25 +78,18 @@ class VaultRead(BaseModel):
     read: int  # notes read from disk this time
 
 
-def _stamp(st: Any) -> str:
-    return f"{st.st_size}:{st.st_mtime_ns}"
-
-
 def read_vault(vault: Vault, store: DreamStore) -> VaultRead:
-    """Outlines of every note, reading only the notes whose size or mtime changed since last stored."""
-    paths, skipped = vault.scan_notes()
-    stat = vault.note_stats()
+    """Outlines of every note, reading only the notes whose size or mtime changed since last stored (the
+    one vault walk, `Vault.look`, gives both)."""
+    look = vault.look()
+    skipped = list(look.skipped)
     cached = store.outlines()
     outlines: dict[str, Outline] = {}
     changed: list[str] = []
     to_save: list[tuple[str, Outline]] = []
     read = 0
-    for rel in paths:
-        try:
-            stamp = _stamp(stat(rel))
-        except OSError as exc:
-            skipped.append({"path": rel, "reason": f"cannot stat: {exc.strerror}"})
-            continue
+    for rel, (size, mtime_ns) in look.notes.items():
+        stamp = f"{size}:{mtime_ns}"
         old = cached.get(rel)
         if old is not None and old[0] == stamp:
             outlines[rel] = old[1]
