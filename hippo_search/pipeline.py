@@ -16,6 +16,13 @@ assets, the compiler's related pages, the golden set and the benchmarks.
                  unless asked for; a query-focused snippet per hit
     4b. rerank   rerank_hits (off unless HIPPO_RERANK_URL): the top N re-scored by a cross-encoder; on its
                  failure the fused order stays and the response says degraded, with the reason
+    4c. time     time_stage: newest first among results of different sources that score within
+                 `time_window` of each other, unless the question is about the past
+                 (hippo_core/ranking/time.py); `as_of` masked newer sources in stage 2 already, and every
+                 hit carries its source's date
+    4d. facts    _stale_stage: a section every fact of which was superseded (fact store) is marked `stale`
+                 with `superseded_by` and demoted (× stale_factor), still findable; as of a past time only
+                 if its facts were not valid then; include_history marks without demoting
     5. envelope  SearchResponse: status (ok, degraded with its reason, empty), the knowledge gap, the hits
 
 The lanes are plain functions over an index and a store, so the benches in `eval/` run the product's own
@@ -64,6 +71,7 @@ from hippo_core.ranking.ranking import (
 )
 from hippo_core.ranking.rerank import reorder
 from hippo_core.ranking.snippets import query_snippet
+from hippo_core.ranking.time import about_the_past, newest_first
 from hippo_core.safety.text_input import decode_utf8, validate_path_prefix
 from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
@@ -72,6 +80,7 @@ from hippo_resources import (
     ChunkStore,
     Embedder,
     EmbedderError,
+    FactStore,
     Ledger,
     LexicalStore,
     Reranker,
@@ -151,6 +160,7 @@ def open_engine(settings: HippoSettings, log: bool = True) -> SearchEngine:
         res.ledger if log else None,
         res.reranker,
         res.chunk_store,
+        res.fact_store,
     )
 
 
@@ -162,6 +172,7 @@ def engine_from_resources(
     ledger: Ledger | None = None,
     reranker: Reranker | None = None,
     chunk_store: ChunkStore | None = None,
+    fact_store: FactStore | None = None,
 ) -> SearchEngine:
     """The engine over given resources (Dagster assets hold resources, not settings). With `chunk_store`
     the generation check of the semantic hits reads the vector ledger instead of asking Chroma."""
@@ -174,6 +185,7 @@ def engine_from_resources(
         ledger=ledger,
         reranker=reranker,
         chunk_store=chunk_store,
+        fact_store=fact_store,
         params=tuning.ranking,
         evidence_params=tuning.evidence,
         calibration_status=tuning.calibration,
@@ -379,10 +391,15 @@ def semantic_lane(
 
 
 def lexical_mask(snap: Snapshot, request: SearchRequest, params: RankingParams) -> np.ndarray:
-    """The rows the request may return (status, lanes, tool output, path prefix), for both lanes; read-only,
+    """The rows the request may return (status, lanes, tool output, path prefix, sources dated after
+    `as_of` masked), for both lanes; read-only,
     computed once per distinct filter and snapshot."""
     return snap.masks.get(
-        params.excluded_statuses, request.lanes, request.include_tool_output, request.path_prefix
+        params.excluded_statuses,
+        request.lanes,
+        request.include_tool_output,
+        request.path_prefix,
+        request.as_of,
     )
 
 
@@ -602,6 +619,7 @@ def _rank_sections(
             trust=row["trust"],
             sector=row["sector"],
             updated=row["updated"],
+            date=row.get("date"),
             lexical_rank=cand.lexical_rank,
             semantic_rank=cand.semantic_rank,
             semantic_similarity=None if cand.semantic_score is None else round(cand.semantic_score, 4),
@@ -628,6 +646,43 @@ def rerank_hits(
     if outcome.status != "ok" or outcome.scores is None:
         return hits, outcome.reason or "reranker unavailable: fused order"
     return reorder(head, outcome.scores) + hits[len(head) :], None
+
+
+# --- 4c. time ---------------------------------------------------------------------------------------------
+def time_stage(hits: list[SearchHit], params: RankingParams, request: SearchRequest) -> list[SearchHit]:
+    """Newest first among results that answer alike (hippo_core/ranking/time.py `newest_first`): a question
+    about the present (or about `as_of`, whose newer sources are already masked) gets the latest version
+    first, and a result never passes one that answers clearly better. Weak hits stay after the others;
+    `include_history` keeps the relevance order."""
+    if request.include_history or len(hits) < 2:
+        return hits
+    if params.time_past_cues and about_the_past(request.query):
+        return hits  # "how many days ago…", "which came first…": the older evidence is the answer
+    strong = [h for h in hits if not h.weak]
+    order = newest_first(
+        [h.score for h in strong], [h.date for h in strong], params.time_window, [h.path for h in strong]
+    )
+    return [strong[i] for i in order] + [h for h in hits if h.weak]
+
+
+# --- 4d. facts --------------------------------------------------------------------------------------------
+def mark_stale(
+    hits: list[SearchHit], stale: dict[str, list[str]], factor: float, demote: bool = True
+) -> list[SearchHit]:
+    """Hits at a superseded anchor marked `stale` with the anchors that replaced them; with `demote` their
+    score × `factor` and the order by score again (weak hits still last): findable, never ranked as the
+    current answer above a current one it scored alike with."""
+    if not stale or not any(h.anchor in stale for h in hits):
+        return hits
+    out = []
+    for h in hits:
+        if h.anchor in stale:
+            score = round(h.score * factor, 6) if demote else h.score
+            h = h.model_copy(update={"stale": True, "superseded_by": stale[h.anchor], "score": score})
+        out.append(h)
+    if not demote:
+        return out
+    return sorted(out, key=lambda h: (h.weak, -h.score))  # stable: ties keep the time stage's order
 
 
 def _title_key(row: Any) -> str:
@@ -665,8 +720,10 @@ class SearchEngine:
         calibration_status: str = "not loaded",
         reranker: Reranker | None = None,
         chunk_store: ChunkStore | None = None,
+        fact_store: FactStore | None = None,
     ) -> None:
         self.reranker = reranker
+        self.fact_store = fact_store
         self.chunk_store = chunk_store
         self.lexical_store = lexical_store
         self.vector_store = vector_store
@@ -805,9 +862,40 @@ class SearchEngine:
             if why:
                 reason = why if status == "ok" else f"{reason}; {why}"
                 status = "degraded"
+        # 4c. time
+        if request.as_of and "date" not in snap.table.columns:
+            why = "the index holds no dates yet (run `hippo run`): as_of could not mask newer sources"
+            reason = why if status == "ok" else f"{reason}; {why}"
+            status = "degraded"
+        hits = time_stage(hits, params, request)
+        # 4d. facts
+        hits, why = self._stale_stage(hits, params, request)
+        if why:
+            reason = why if status == "ok" else f"{reason}; {why}"
+            status = "degraded"
         hits = hits[: request.limit]
         # 5. envelope
         return self._envelope(snap, request, status, reason, hits, log)
+
+    def _stale_stage(
+        self, hits: list[SearchHit], params: RankingParams, request: SearchRequest
+    ) -> tuple[list[SearchHit], str | None]:
+        """Sections every fact of which a person superseded (the fact store's `superseded_anchors`), as of
+        the request's time, marked `stale` with `superseded_by` (see `mark_stale`). No fact store, or
+        none written yet: the hits as they are. A store that cannot be read costs the marks, not the
+        search (degraded, with the reason)."""
+        store = self.fact_store
+        if store is None or not hits or not (store.pg_dsn or Path(store.path).is_file()):
+            return hits, None
+        try:
+            stale = store.superseded_anchors()
+            if request.as_of and stale:
+                # as of a past time, a section whose facts were still valid then is not stale
+                held = store.active_facts_for([h.anchor for h in hits if h.anchor in stale], request.as_of)
+                stale = {a: later for a, later in stale.items() if not held.get(a)}
+        except Exception as exc:  # noqa: BLE001 - sqlite3 / psycopg errors: the answer still stands
+            return hits, f"the fact store could not be read, stale results are not marked: {str(exc)[:200]}"
+        return mark_stale(hits, stale, params.stale_factor, demote=not request.include_history), None
 
     def _semantic(
         self,

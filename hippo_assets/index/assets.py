@@ -3,6 +3,7 @@
 # No `from __future__ import annotations` here: Dagster reads the Config and resource
 # annotations of asset functions at definition time and cannot resolve them from strings.
 
+import datetime as dt
 import hashlib
 import json
 import time
@@ -33,6 +34,8 @@ from hippo_core.index.bm25 import BM25Params
 from hippo_core.index.bm25_update import Generation
 from hippo_core.index.chunking import ChunkParams
 from hippo_core.index.tokenize import Tokenizer, TokenizerConfig
+from hippo_core.ranking import time as event_time
+from hippo_core.ranking.time import note_date
 from hippo_core.safety import text_input
 from hippo_core.safety.scrub import scrub, scrub_value
 from hippo_core.safety.text_input import BadTextError
@@ -131,7 +134,9 @@ def vault_documents(
     errors = [{"path": p, "error": e} for p, e in bad.select("path", "error").iter_rows()]
     for err in errors:
         context.log.warning(f"skipped {err['path']}: {err['error']}")
-    frame = scan.table.filter(pl.col("error").is_null()).select(list(DOCUMENT_SCHEMA))
+    frame = _with_file_dates(
+        scan.table.filter(pl.col("error").is_null()).select(list(DOCUMENT_SCHEMA)), vault
+    )
     mismatches = [
         {"path": p, "folder": f, "frontmatter": d}
         for p, f, d in frame.filter(
@@ -170,6 +175,23 @@ def vault_documents(
     )
 
 
+def _with_file_dates(frame: pl.DataFrame, vault: Vault) -> pl.DataFrame:
+    """A note with neither `date:` nor `created:` is dated by its file's history: its mtime (UTC)."""
+    missing = frame.filter(pl.col("date").is_null())["path"].to_list() if frame.height else []
+    if not missing:
+        return frame
+    stat = vault.note_stats()
+    dates = {}
+    for rel in missing:
+        try:
+            stamp = dt.datetime.fromtimestamp(stat(rel).st_mtime, dt.UTC)
+        except OSError:
+            continue
+        dates[rel] = note_date(None, None, stamp)
+    filled = pl.col("path").replace_strict(dates, default=None, return_dtype=pl.Utf8)
+    return frame.with_columns(pl.coalesce(pl.col("date"), filled).alias("date"))
+
+
 def _rows(table: Path) -> int | None:
     """Rows of a parquet table, from its footer; None when it is missing or unreadable."""
     try:
@@ -182,7 +204,7 @@ def _parser_fingerprint(vault: Vault) -> str:
     """The parsing code, the document schema and the vault root: a cached parse is valid while these hold."""
     h = hashlib.sha256(str(vault.path.resolve()).encode("utf-8"))
     h.update(repr(DOCUMENT_SCHEMA).encode("utf-8"))
-    for module in (documents, frontmatter, text_input, vault_layout, fingerprints):
+    for module in (documents, frontmatter, text_input, vault_layout, fingerprints, event_time):
         h.update(Path(module.__file__ or "").read_bytes())
     return h.hexdigest()[:16]
 
@@ -663,6 +685,8 @@ def lexical_index(
         else None
     )
     manifest = lexical_store.manifest() or {}
+    if reason is None and lexical_store.base_columns() not in (None, table.columns):
+        reason = "another chunk table schema"  # a base and a delta of other columns cannot be stacked
     vectors = _vector_status(chunk_store)
     if (
         prev is not None

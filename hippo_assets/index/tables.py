@@ -18,6 +18,7 @@ DOCUMENT_SCHEMA: dict[str, pl.DataType] = {
     "tags": pl.List(pl.Utf8()),
     "created": pl.Utf8(),
     "updated": pl.Utf8(),
+    "date": pl.Utf8(),  # event time: `date:`, else `created:`, else the file's mtime (vault_documents)
     "lane": pl.Utf8(),
     "body": pl.Utf8(),
     "body_hash": pl.Utf8(),
@@ -43,6 +44,8 @@ CHUNK_SCHEMA: dict[str, pl.DataType] = {
     "aliases": pl.List(pl.Utf8()),
     "tags": pl.List(pl.Utf8()),
     "updated": pl.Utf8(),
+    # The source's event time (hippo_core/ranking/time.py): what `as_of` masks on and results carry.
+    "date": pl.Utf8(),
     # Conversation chunks (lane `conversations`); null for vault documents.
     "conversation_id": pl.Utf8(),
     "project": pl.Utf8(),

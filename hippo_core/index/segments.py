@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from hippo_core.conversations import Conversation, Message
 from hippo_core.index.chunking import ChunkParams, chunk_document, index_text
+from hippo_core.ranking.time import iso_time
 from hippo_core.vault.fingerprints import chunk_id, embed_hash, sha256_text
 
 CONVERSATIONS_ROOT = "conversations"
@@ -218,6 +219,7 @@ def _row(
         "tags": [conv.source],
         "conversation_id": conv.conversation_id,
         "project": conv.project,
+        "date": iso_time(extra.get("updated")),  # the event time: when the message was written
         **extra,
     }
 

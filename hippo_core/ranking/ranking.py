@@ -101,6 +101,17 @@ class RankingParams(BaseModel, frozen=True):
     governance: bool = True
     freshness_half_life_days: float = Field(default=365.0, gt=0)
     freshness_floor: float = Field(default=0.85, ge=0, le=1)
+    # Time (hippo_core/ranking/time.py newest_first): a dated result moves above an older one it scores
+    # within this ratio of; > 1 turns it off. Chosen with the reported questions left out (docs/time.md).
+    stale_factor: float = Field(
+        default=0.5, ge=0, le=1, description="× for a section whose facts were all superseded (marked stale)"
+    )
+    time_past_cues: bool = Field(
+        default=True, description="no newest-first for a question about the past (time.about_the_past)"
+    )
+    time_window: float = Field(
+        default=1.01, ge=0, description="newest first among results scoring ≥ window × each other"
+    )
 
     def without_conversation_context(self) -> RankingParams:
         """These parameters with the conversation-context stage off (each lane alone, fusion alone)."""
