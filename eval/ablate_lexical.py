@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from eval.beir import DEFAULT_DATA, BeirError, load_beir, passage_text, select_queries
+from eval.results import write_result
 from hippo_assets.quality.metrics import evaluate
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.tokenize import DEFAULT_MORPH_TAGS, Tokenizer, TokenizerConfig, get_kiwi
@@ -179,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
     print(text)
+    write_result("ablate_lexical", {f"{name} ({note})": rows for name, rows in results.items()}, argv)
     return 0
 
 

@@ -28,6 +28,8 @@ from typing import Any
 import polars as pl
 from dagster import DagsterInstance, materialize
 
+from eval.results import write_result
+
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
 ROWS = ("lexical", "semantic", "fused (no context)", "fused")
 
@@ -303,6 +305,14 @@ def main(argv: list[str] | None = None) -> int:
     print(render(report))
     if args.json:
         args.json.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    figures = {
+        label: {
+            lane: {k: report[key][lane][k] for k in ("hit@1", "hit@10", "mrr@10", "p50_ms")} for lane in ROWS
+        }
+        for key, label in (("messages_only", "messages"), ("with_segments", "messages + segments"))
+        if key in report
+    }
+    write_result("bench_locomo", figures | {"questions": report["queries"]}, argv)
     return 0
 
 

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from eval.beir import CORPUS_FILE, DEFAULT_DATA, QRELS_FILE, QUERIES_FILE, BeirError
-from eval.loso import DEFAULT_CACHE, LosoError, SetLanes, dump_set, load_dump, to_docs
+from eval.loso import DEFAULT_CACHE, LosoError, SetLanes, dump_set, fused_docs, load_dump, to_docs
 from hippo_assets.quality.metrics import score_query
-from hippo_core.ranking.adaptive_fusion import FusionModel, fuse_adaptive, fuse_with_weak, load_model
+from hippo_core.ranking.adaptive_fusion import FusionModel, load_model
 from hippo_core.ranking.ranking import RankingParams
+from hippo_search.pipeline import fusion_model
 
 DIRECTIONS = {"xling-ko2en": ("msmarco-ko", "msmarco-en"), "xling-en2ko": ("msmarco-en", "msmarco-ko")}
 DEFAULT_OUT = Path("~/.cache/hippocampus/crosslingual")
@@ -57,14 +58,14 @@ def score(
     params = params or RankingParams()
     totals: dict[str, dict[str, float]] = {row: {} for row in ROWS}
     for q in lanes.queries:
-        kept, weak = fuse_with_weak(q.lexical, q.semantic, params)
-        kept_ad, weak_ad, _ = fuse_adaptive(q.text, q.lexical, q.semantic, params, model)
         ranked = {
             "lexical": to_docs([c for c, _ in q.lexical]),
             "semantic": to_docs([c for c, _ in q.semantic]),
-            "fused before (floor drops)": to_docs([c.chunk_id for c in kept]),
-            "fused + weak hits": to_docs([c.chunk_id for c in kept + weak]),
-            "adaptive + weak hits": to_docs([c.chunk_id for c in kept_ad + weak_ad]),
+            "fused before (floor drops)": fused_docs(q, params.model_copy(update={"weak_hits": False})),
+            "fused + weak hits": fused_docs(q, params.model_copy(update={"weak_hits": True})),
+            "adaptive + weak hits": fused_docs(
+                q, params.model_copy(update={"fusion": "adaptive", "weak_hits": True}), model
+            ),
         }
         for row, docs in ranked.items():
             for k, v in score_query(docs[:10], q.relevant).items():
@@ -109,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--model", type=Path, help="adaptive fusion weights (default: the shipped ones)")
     args = p.parse_args(argv)
     try:
-        model = load_model(args.model.read_text(encoding="utf-8") if args.model else None)
+        model = load_model(args.model.read_text(encoding="utf-8")) if args.model else fusion_model()
         results: dict[str, Any] = {}
         directions = [d for d in args.directions.split(",") if d]
         unknown = set(directions) - set(DIRECTIONS)

@@ -61,13 +61,12 @@ from hippo_core.ranking.adaptive_fusion import (
     BASE_FEATURES,
     FEATURES,
     FusionModel,
-    fuse_adaptive,
-    fuse_with_weak,
     lane_signals,
 )
 from hippo_core.ranking.ranking import RankingParams, solo_match_floor
 from hippo_core.ranking.rerank import reorder
 from hippo_resources.reranker import Reranker
+from hippo_search.pipeline import fuse_lanes, fusion_share, lexical_lane
 
 DEFAULT_DUMPS = Path("~/.cache/hippocampus/loso")
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
@@ -142,6 +141,12 @@ def to_docs(rows: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(row_doc(r) for r in rows))
 
 
+def fused_docs(q: QueryLanes, params: RankingParams, model: FusionModel | None = None) -> list[str]:
+    """One query's fused list, in documents, through the product's fusion stage (`fuse_lanes`: weak hits
+    after the rest unless `params.weak_hits` is off; `fusion: "adaptive"` at `model`'s share)."""
+    return to_docs([c.chunk_id for c in fuse_lanes(q.lexical, q.semantic, params, q.text, model)])
+
+
 # --- dump ---------------------------------------------------------------------------------------
 def dump_set(
     folder: Path,
@@ -166,7 +171,7 @@ def dump_set(
     not only answers (named `<set>-sample<N>-d<M>`). `conversations`: a conversation set cut to a seeded
     sample of that many whole conversations and their questions (named `<set>-conv<K>`)."""
     from hippo_core.index.bm25 import BM25Index
-    from hippo_core.index.tokenize import Tokenizer, is_bigram
+    from hippo_core.index.tokenize import Tokenizer
     from hippo_resources.embedder import Embedder
 
     say = progress or (lambda _m: None)
@@ -258,8 +263,7 @@ def dump_set(
     for q, qv in zip(queries, q_vectors, strict=True):
         allowed = masks.get(conv_of(q.extra) or "", np.zeros(len(rows), bool)) if per_conv else None
         toks = tokenizer.query_tokens(q.text)
-        weights = {t: params.bigram_weight for t in toks if is_bigram(t)}
-        top = index.top_k(toks, params.lexical_pool, allowed=allowed, term_weights=weights) if toks else []
+        top = lexical_lane(index, row_ids, toks, params.lexical_pool, allowed, params.bigram_weight)
         sims = vectors @ qv
         cand = np.arange(len(rows)) if allowed is None else np.flatnonzero(allowed)
         order = cand[np.argsort(-sims[cand], kind="stable")][: params.semantic_pool]
@@ -268,7 +272,7 @@ def dump_set(
                 "id": q.id,
                 "text": q.text,
                 "relevant": sorted(beir.qrels[q.id]),
-                "lexical": [[row_ids[i], round(float(s), 6)] for i, s in top],
+                "lexical": [[cid, round(s, 6)] for cid, s in top],
                 "semantic": [[row_ids[i], round(float(sims[i]), 6)] for i in order],
             }
         )
@@ -540,25 +544,22 @@ def evaluate_rows(
     totals: dict[str, dict[str, float]] = {row: {} for row in rows}
     texts = _corpus_texts(lanes) if reranker is not None else {}
     degraded: list[str] = []
-    old = params.model_copy(update={"lexical_share": OLD_SHARE})
-    fixed = params.model_copy(update={"lexical_share": share})
+    old = params.model_copy(update={"lexical_share": OLD_SHARE, "weak_hits": False})
+    adaptive = params.model_copy(update={"fusion": "adaptive", "weak_hits": True})
+    fixed = params.model_copy(update={"lexical_share": share, "weak_hits": True})
     floored = (floor_params(params, floor) if floor else params).model_copy(
-        update={"lexical_share": share if floor_share is None else floor_share}
+        update={"lexical_share": share if floor_share is None else floor_share, "weak_hits": True}
     )
     shares: list[float] = []
     for q in lanes.queries:
-        kept_old, _ = fuse_with_weak(q.lexical, q.semantic, old)
-        kept_fix, weak_fix = fuse_with_weak(q.lexical, q.semantic, fixed)
-        kept_fl, weak_fl = fuse_with_weak(q.lexical, q.semantic, floored)
-        kept_ad, weak_ad, s = fuse_adaptive(q.text, q.lexical, q.semantic, params, model)
-        shares.append(s)
+        shares.append(fusion_share(q.lexical, q.semantic, adaptive, q.text, model))
         ranked = {
             "lexical": to_docs([c for c, _ in q.lexical]),
             "semantic": to_docs([c for c, _ in q.semantic]),
-            "old fused 0.6": to_docs([c.chunk_id for c in kept_old]),
-            "fixed share (LOSO)": to_docs([c.chunk_id for c in kept_fix + weak_fix]),
-            "share + floor (LOSO)": to_docs([c.chunk_id for c in kept_fl + weak_fl]),
-            "adaptive (LOSO)": to_docs([c.chunk_id for c in kept_ad + weak_ad]),
+            "old fused 0.6": fused_docs(q, old),
+            "fixed share (LOSO)": fused_docs(q, fixed),
+            "share + floor (LOSO)": fused_docs(q, floored),
+            "adaptive (LOSO)": fused_docs(q, adaptive, model),
         }
         if reranker is not None:
             fused = ranked["adaptive (LOSO)"]

@@ -29,7 +29,9 @@ ABOUT: dict[str, str] = {
     "scale": "A generated vault of N notes: build, no-op run, an edit until it is found, REST latency, memory.",
     "watch_bench": "How fast `hippo watch` makes an edit searchable, with real processes.",
     "bench_lexical": "The Korean-aware BM25 lane alone against `rank_bm25` on the same tokens.",
+    "ablate_lexical": "The Korean lexical lane, choice by choice: each analyzer variant on the three Korean sets.",
     "extraction_bench": "Document readers (PDF, DOCX, XLSX, PPTX, HWPX, HTML): fidelity, structure, time.",
+    "bench_locomo": "LoCoMo conversations loaded as a claude.ai export through the product's own assets: evidence recall.",
     "temporal": "Time-aware search: answers as of a date and stale results.",
     "recall_bench": "What the agent hooks recall at the right moment.",
 }
@@ -62,6 +64,14 @@ def _scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
+def _list_table(rows: list[dict[str, Any]]) -> list[str]:
+    columns: list[str] = []
+    for row in rows:
+        columns += [c for c in row if c not in columns]
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    return lines + ["| " + " | ".join(_cell(row.get(c)) for c in columns) + " |" for row in rows]
+
+
 def _table(first: str, rows: dict[str, dict[str, Any]]) -> list[str]:
     columns: list[str] = []
     for row in rows.values():
@@ -82,11 +92,8 @@ def render_figures(figures: dict[str, Any], level: int = 2) -> list[str]:
         if _scalar(value):
             continue
         out += [f"{'#' * level} {key}", ""]
-        if isinstance(value, list) and all(isinstance(r, dict) for r in value):
-            first = next(iter(value[0]), "") if value else ""
-            out += _table(
-                first, {str(r.get(first)): {k: v for k, v in r.items() if k != first} for r in value}
-            )
+        if isinstance(value, list) and value and all(isinstance(r, dict) for r in value):
+            out += _list_table(value)
         elif (
             isinstance(value, dict)
             and all(isinstance(v, dict) for v in value.values())

@@ -199,14 +199,13 @@ def run(
     sys.path.insert(0, str(REPO))
     from hippo_core.vault.vault_changes import changed_paths
     from hippo_resources.vault import Vault
-    from sensors.vault import vault_look
 
     reader = Vault(root=str(vault))
-    before = vault_look(reader, inbox=True)
+    before = reader.look(indexed_only=True, inbox=True).stats()
     times = []
     for _ in range(5):
         t0 = time.perf_counter()
-        changed_paths(before, vault_look(reader, inbox=True))
+        changed_paths(before, reader.look(indexed_only=True, inbox=True).stats())
         times.append(time.perf_counter() - t0)
     figures["look_ms"] = figure(statistics.median(times) * 1000, files=len(before))
 

@@ -8,6 +8,7 @@ from dagster import Definitions, in_process_executor, multiprocess_executor
 from hippo_assets.backups import definitions as backups_defs
 from hippo_assets.compile import definitions as compile_defs
 from hippo_assets.dream import definitions as dream_defs
+from hippo_assets.facts import definitions as facts_defs
 from hippo_assets.ghost import definitions as work_defs
 from hippo_assets.index import definitions as index_defs
 from hippo_assets.ingest import definitions as ingest_defs
@@ -26,6 +27,7 @@ DOMAINS = (
     quality_defs,
     backups_defs,
     work_defs,
+    facts_defs,
     dream_defs,
 )
 

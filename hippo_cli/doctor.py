@@ -103,9 +103,9 @@ def check_vault(settings: HippoSettings) -> Check:
 
 
 def _markdown(root: Path) -> Any:
-    for _dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        yield from (n for n in filenames if n.lower().endswith((".md", ".markdown")))
+    from hippo_resources.vault import Vault  # the one vault walk: iterative, never opens a FIFO
+
+    yield from Vault(root=str(root)).markdown_files()
 
 
 def check_dagster_home(settings: HippoSettings) -> Check:
@@ -303,6 +303,56 @@ def check_frontmatter(settings: HippoSettings) -> Check:
     )
 
 
+def check_secrets(settings: HippoSettings) -> Check:
+    """Notes holding credential shapes (issue 22 item 7): kept on disk as the person wrote them, redacted
+    in everything the librarian returns; listed here (path and kind, never the value) so they can move."""
+    from hippo_core.safety.scanners import find_secrets
+    from hippo_resources import build_vault
+
+    vault = build_vault(settings)
+    if not vault.path.is_dir():
+        return Check("secrets", "WARN", "no vault to read", "see the vault check")
+    found = []
+    for rel in sorted(vault.look().notes):
+        try:
+            kinds = sorted({f.kind for f in find_secrets(vault.read_text(rel))})
+        except (OSError, ValueError, RuntimeError):
+            continue  # unreadable notes are the other checks' business
+        if kinds:
+            found.append(f"{rel} ({', '.join(kinds)})")
+    if not found:
+        return Check("secrets", "OK", "no note holds a credential-shaped string")
+    more = f" and {len(found) - 8} more" if len(found) > 8 else ""
+    return Check(
+        "secrets",
+        "WARN",
+        f"{len(found)} note(s) hold credentials (redacted in what agents receive): {'; '.join(found[:8])}{more}",
+        "move the secret to a password manager and remove it from the note (git history keeps it: rotate it)",
+    )
+
+
+def check_skipped_files(settings: HippoSettings) -> Check:
+    """Files the vault walk does not read, each with its reason (issue 22 item 1): names that are not
+    UTF-8, FIFOs and sockets named like notes, symlink loops, notes over HIPPO_NOTE_MAX_BYTES, folders
+    nested too deep. The same walk (`Vault.look`) as every run, so the same list as the run metadata."""
+    from hippo_resources import build_vault
+
+    vault = build_vault(settings)
+    if not vault.path.is_dir():
+        return Check("skipped files", "WARN", "no vault to read", "see the vault check")
+    skipped = vault.look(inbox=True).skipped
+    if not skipped:
+        return Check("skipped files", "OK", "every note and inbox file can be read")
+    shown = "; ".join(f"{s['path']} ({s['reason']})" for s in skipped[:20])
+    more = f" and {len(skipped) - 20} more" if len(skipped) > 20 else ""
+    return Check(
+        "skipped files",
+        "WARN",
+        f"{len(skipped)} not read: {shown}{more}",
+        "rename, replace with a regular file, or split the note; each is skipped, never fatal",
+    )
+
+
 def check_config(settings: HippoSettings) -> Check:
     """The config file `hippo init` writes (the vault, home and Dagster home every command falls back to)."""
     from hippo_cli.config import config_path
@@ -347,6 +397,8 @@ def run_checks(settings: HippoSettings, environ: dict[str, str]) -> list[Check]:
     pg = check_postgres(settings)
     checks += ([pg] if pg else []) + [check_disk(settings), check_settings(settings, environ)]
     checks.append(check_frontmatter(settings))
+    checks.append(check_skipped_files(settings))
+    checks.append(check_secrets(settings))
     return checks
 
 

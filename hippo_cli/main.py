@@ -183,6 +183,8 @@ def cmd_search(args: argparse.Namespace) -> int:
             path_prefix=args.path_prefix,
             mode=args.mode,
             include_navigation=args.navigation,
+            as_of=args.as_of,
+            include_history=args.history,
         )
     except ValidationError as exc:
         print(
@@ -216,7 +218,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     for i, hit in enumerate(results, 1):
         print(
             f"{i:2d}. {hit['anchor']}  score={hit['score']:.4f}  via={'+'.join(hit['matched_by'])}  "
-            f"[{hit['status']}/{hit['trust']}]"
+            f"[{hit['status']}/{hit['trust']}]" + (f"  {hit['date']}" if hit.get("date") else "")
         )
         print(f"    {hit['snippet']}")
     return 0
@@ -378,6 +380,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="also return the generated navigation pages (HOME.md, index.md, log.md, sector hubs)",
     )
     p.add_argument("--mode", choices=["hybrid", "lexical", "semantic"], default="hybrid")
+    p.add_argument("--as-of", metavar="DATE", help="search as of this ISO date: newer sources left out")
+    p.add_argument(
+        "--history", action="store_true", help="keep older versions in relevance order (include_history)"
+    )
     p.add_argument("--json", action="store_true", help="print the JSON envelope agents receive")
     p.add_argument(
         "--local", action="store_true", help="search in this process even when a librarian is running"

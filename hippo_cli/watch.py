@@ -2,7 +2,7 @@
 
 One long-lived process: the Definitions are built once, file system events (watchdog; polling with
 `--poll` or where watchdog cannot watch) wake it, and after `--debounce` seconds of quiet it compares a
-look at the vault (size and mtime per note, `sensors.vault.vault_look`) with the last one. When a note
+look at the vault (size and mtime per note, `Vault.look`) with the last one. When a note
 or an inbox file changed, it runs `refresh_job` in-process on the DAGSTER_HOME instance, as `hippo run`
 does: the pipeline is content-addressed, so only the changed chunks are embedded.
 
@@ -25,6 +25,7 @@ from typing import Any, TextIO
 
 from hippo_core.settings import HippoSettings
 from hippo_core.vault.vault_changes import Stat, changed_paths
+from hippo_resources import build_vault
 from hippo_resources.vault import Vault, pipeline_owned
 
 # Without events (a network file system, an overflowing inotify queue), look anyway this often.
@@ -101,7 +102,7 @@ def watch(
 
     from hippo_cli.vault_init import looks_like_vault
 
-    vault = Vault(root=str(settings.vault))
+    vault = build_vault(settings)
     if not vault.path.is_dir() or not looks_like_vault(vault.path):
         what = "not initialised" if vault.path.is_dir() else "not found"
         print(
@@ -114,7 +115,9 @@ def watch(
 
     from hippo_assets.definitions import build_definitions
     from hippo_cli.runner import get_instance
-    from sensors.vault import vault_look
+
+    def vault_look() -> dict[str, Stat]:
+        return vault.look(indexed_only=True, inbox=True).stats()
 
     instance = get_instance()
     job = build_definitions(settings).resolve_job_def("refresh_job")
@@ -128,12 +131,10 @@ def watch(
     warm: threading.Thread | None = None
     try:
         while not wake.stop:
-            look = vault_look(vault, inbox=True)
+            look = vault_look()
             changed = changed_paths(seen, look) if seen is not None else ["(start)"]
             if changed and seen is not None:
-                look = _settled(
-                    look, wake, min(debounce, SETTLE_SECONDS), lambda: vault_look(vault, inbox=True)
-                )
+                look = _settled(look, wake, min(debounce, SETTLE_SECONDS), vault_look)
                 changed = changed_paths(seen, look)
             if changed:
                 seen = _refresh(job, instance, vault, look, changed, say, vault_look)
@@ -190,7 +191,7 @@ def _refresh(
     look: dict[str, Stat],
     changed: list[str],
     say: Callable[[str], None],
-    vault_look: Callable[..., dict[str, Stat]],
+    vault_look: Callable[[], dict[str, Stat]],
 ) -> dict[str, Stat]:
     """Run refresh_job for `changed`; return the look the next pass compares with: the vault after the
     run, except that an edit made during the run keeps its old stat, so it counts as changed."""
@@ -206,7 +207,7 @@ def _refresh(
     for line in details if not ok else [ln for ln in details if ln.startswith(("✔ chunks", "✔ embeddings"))]:
         say(f"  {line}")
     say(f"{'indexed' if ok else 'run FAILED'} in {time.monotonic() - started:.1f} s")
-    after = vault_look(vault, inbox=True)
+    after = vault_look()
     during = [rel for rel in changed_paths(look, after) if not pipeline_owned(rel, deleted=rel not in after)]
     for rel in during:  # a person's edit while the run ran: keep the old stat so the next pass runs again
         if rel in look:

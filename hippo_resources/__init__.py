@@ -161,6 +161,18 @@ def build_vector_store(settings: HippoSettings) -> VectorStore:
     )
 
 
+def build_vault(settings: HippoSettings) -> Vault:
+    """The vault resource with its size limits from the settings (every hand-built reader should use it)."""
+    from hippo_resources.vault import Vault
+
+    return Vault(
+        root=str(settings.vault),
+        inbox_max_bytes=settings.inbox_max_bytes,
+        inbox_max_chars=settings.inbox_max_chars,
+        note_max_bytes=settings.note_max_bytes,
+    )
+
+
 def build_resources(settings: HippoSettings, env_secrets: bool = False) -> HippoResources:
     """Every resource from the settings: Definitions (with `env_secrets=True`), the CLI, the server, eval
     and tests all build them here. Paths are made absolute, so a run started elsewhere finds the same stores."""
@@ -173,19 +185,22 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
     from hippo_resources.lexical_store import LexicalStore
     from hippo_resources.llm import LLM
     from hippo_resources.reranker import Reranker
-    from hippo_resources.vault import Vault
     from hippo_resources.work_store import WorkStore
 
     s = settings.model_copy(update={"home": settings.home.resolve(), "vault": settings.vault.resolve()})
     return HippoResources(
-        vault=Vault(root=str(s.vault), inbox_max_bytes=s.inbox_max_bytes, inbox_max_chars=s.inbox_max_chars),
+        vault=build_vault(s),
         chunk_store=ChunkStore(root=str(s.chunks_dir), retention_days=s.delete_retention_days),
         embedder=build_embedder(s, env_secrets),
         vector_store=build_vector_store(s),
         lexical_store=LexicalStore(root=str(s.lexical_dir)),
-        ledger=Ledger(path=str(s.ledger_path)),
+        ledger=Ledger(path=str(s.ledger_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         llm=LLM(
-            api_key=_secret(s, "anthropic_api_key", env_secrets),
+            provider=s.llm_provider,
+            api_key=_secret(
+                s, "llm_api_key" if s.llm_provider == "openai" else "anthropic_api_key", env_secrets
+            ),
+            base_url=s.llm_base_url,
             model=s.llm_model,
             max_tokens=s.llm_max_tokens,
             max_retries=s.llm_retries,

@@ -18,9 +18,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from hippo_core.facts.dates import DatePoint
+from hippo_core.facts.dates import DatePoint, order
 from hippo_core.facts.model import CURRENT, Fact, FactObject, Provenance, Qualifiers, subject_key
 from hippo_core.facts.resolve import Resolution, outcome, resolve
+from hippo_core.facts.review import Proposal
 from hippo_core.safety.scrub import scrub
 from hippo_core.vault.fingerprints import sha256_text
 from hippo_resources.sql_access import dialect_ddl
@@ -92,6 +93,20 @@ CREATE TABLE IF NOT EXISTS {t}proposals (
     decided_by TEXT,
     note TEXT
 );
+CREATE TABLE IF NOT EXISTS {t}subject_names (
+    name TEXT PRIMARY KEY,
+    subject TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {t}extractions (
+    source TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    extractor TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    ts TEXT NOT NULL,
+    facts INTEGER NOT NULL,
+    note TEXT,
+    PRIMARY KEY (source, content_hash, extractor, prompt_version)
+);
 """
 
 SQLITE_DDL, PG_DDL = dialect_ddl(_TABLES, append_only=("resolutions", "fact_sources"))
@@ -144,20 +159,6 @@ class AddResult(BaseModel):
     known: bool = False  # the store held this statement already (a re-run)
     resolutions: list[Resolution] = []
     proposals: list[str] = []  # proposal ids opened
-
-
-class Proposal(BaseModel):
-    proposal_id: str
-    older: Fact
-    newer: Fact
-    rule: str
-    reason: str | None
-    fingerprint: str
-    created_at: str
-    state: str
-    decided_at: str | None = None
-    decided_by: str | None = None
-    note: str | None = None
 
 
 class DecideResult(BaseModel):
@@ -213,6 +214,7 @@ class FactStore(SqlStore):
                 later = by_id[result.superseded_by].valid_at
                 row = row.model_copy(update={"invalid_at": later, "expired_at": stamp})
             self._insert(tx, row)
+            self._name(tx, row.subject_label, row.subject)
             self._add_sources(tx, row.fact_id, row.provenance, stamp)
             if result.status == "merged" and result.merged_into:
                 self._add_sources(tx, result.merged_into, row.provenance, stamp, only_new=True)
@@ -221,12 +223,42 @@ class FactStore(SqlStore):
                 verdict = "SUPERSEDE_PENDING" if r.verdict in ("SUPERSEDE", "ASK") else r.verdict
                 self._ledger(tx, stamp, r.other, row.fact_id, verdict, r.decided_by, r.reason)
             if result.status == "active":
-                for r in [*result.proposals, *result.ask]:
-                    older = by_id.get(r.older or r.other or "")
-                    if older is None:
+                for r in result.proposals:
+                    older = by_id.get(r.older or "")
+                    if older is not None:
+                        opened.append(self._open(tx, older, row, r, stamp))
+                for r in result.ask:  # not placed (no model, or its answer failed the gate): a person decides
+                    other = by_id.get(r.other or "")
+                    if other is None:
                         continue
-                    opened.append(self._open(tx, older, row, r, stamp))
+                    if order(row.valid_at, other.valid_at) == "before":  # the dates still give the direction
+                        opened.append(self._open(tx, row, other, r, stamp))
+                    else:
+                        opened.append(self._open(tx, other, row, r, stamp))
             return AddResult(fact_id=row.fact_id, status=row.status, resolutions=placed, proposals=opened)
+
+    @staticmethod
+    def _name(tx: Any, name: str, subject: str) -> None:
+        key = subject_key(name)
+        if key and key != subject:
+            tx.run(
+                "INSERT INTO subject_names (name, subject) VALUES (?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET subject = excluded.subject",
+                (key, subject),
+            )
+
+    def remember_names(self, names: Iterable[tuple[str, str]]) -> None:
+        """(name, subject key) pairs from the vault's aliases, so a timeline asked by any name finds it."""
+        with self.tx(write=True) as tx:
+            for name, subject in names:
+                self._name(tx, name, subject)
+
+    def resolve_subject(self, name: str) -> str:
+        """The subject key a name stands for (through the aliases the store has seen), else its own key."""
+        key = subject_key(name)
+        with self.tx() as tx:
+            row = tx.one("SELECT subject FROM subject_names WHERE name = ?", (key,))
+        return str(row["subject"]) if row else key
 
     def _open(self, tx: Any, older: Fact, newer: Fact, r: Resolution, stamp: str) -> str:
         pid = proposal_id(older.fact_id, newer.fact_id)
@@ -421,7 +453,7 @@ class FactStore(SqlStore):
         where, args = "1 = 1", []
         if subject is not None:
             where += " AND subject = ?"
-            args.append(subject_key(subject))
+            args.append(self.resolve_subject(subject))
         if statuses:
             where += f" AND status IN ({', '.join('?' * len(statuses))})"
             args += list(statuses)
@@ -542,6 +574,80 @@ class FactStore(SqlStore):
             a: sorted({x for r in rs for x in where.get(str(r["superseded_by"]), [])})
             for a, rs in sorted(stale.items())
         }
+
+    def proposal_by_fingerprint(self, fingerprint: str) -> Proposal | None:
+        for p in self.proposals(state=None):
+            if p.fingerprint == fingerprint:
+                return p
+        return None
+
+    def refresh_fingerprint(self, pid: str, fingerprint: str) -> None:
+        """A proposal whose source changed gets a new fingerprint (and a new review line)."""
+        with self.tx(write=True) as tx:
+            tx.run("UPDATE proposals SET fingerprint = ? WHERE proposal_id = ?", (fingerprint, pid))
+
+    # --- what was extracted (so the LLM reads a source once per content and prompt) ---------------
+    def extracted(self, source: str, content_hash: str, extractor: str, prompt_version: str) -> bool:
+        with self.tx() as tx:
+            return (
+                tx.one(
+                    "SELECT 1 AS x FROM extractions WHERE source = ? AND content_hash = ? AND extractor = ?"
+                    " AND prompt_version = ?",
+                    (source, content_hash, extractor, prompt_version),
+                )
+                is not None
+            )
+
+    def mark_extracted(
+        self, source: str, content_hash: str, extractor: str, prompt_version: str, facts: int, note: str = ""
+    ) -> None:
+        with self.tx(write=True) as tx:
+            tx.run(
+                "INSERT INTO extractions (source, content_hash, extractor, prompt_version, ts, facts, note)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (source, content_hash, extractor, prompt_version, _now(), facts, _clean(note, 500)),
+            )
+
+    # --- the blocking checks ---------------------------------------------------------------------
+    def without_provenance(self) -> list[str]:
+        with self.tx() as tx:
+            rows = tx.rows(
+                "SELECT f.fact_id AS fact_id FROM facts f LEFT JOIN fact_sources s ON s.fact_id = f.fact_id"
+                " WHERE s.fact_id IS NULL ORDER BY f.fact_id"
+            )
+        return [str(r["fact_id"]) for r in rows]
+
+    def inverted_intervals(self) -> list[str]:
+        """Facts whose valid_at is after their invalid_at."""
+        with self.tx() as tx:
+            rows = tx.rows(
+                "SELECT fact_id FROM facts WHERE valid_at IS NOT NULL AND invalid_at IS NOT NULL"
+                " AND valid_at > invalid_at ORDER BY fact_id"
+            )
+        return [str(r["fact_id"]) for r in rows]
+
+    def conflicting_values(self) -> list[dict[str, Any]]:
+        """Single-valued slots (subject, predicate, qualifiers) holding two current values with no pending
+        proposal between any of them."""
+        current = self.facts(statuses=CURRENT)
+        with self.tx() as tx:
+            pending = {
+                (str(r["older_fact"]), str(r["newer_fact"]))
+                for r in tx.rows("SELECT older_fact, newer_fact FROM proposals WHERE state = 'pending'")
+            }
+        slots: dict[tuple[str, ...], list[Fact]] = {}
+        for f in current:
+            if f.cardinality == "single":
+                slots.setdefault((f.subject, f.predicate, *f.qualifiers.key()), []).append(f)
+        out = []
+        for slot, facts in slots.items():
+            if len({f.object.key() for f in facts}) < 2:
+                continue
+            ids = {f.fact_id for f in facts}
+            if any(a in ids and b in ids for a, b in pending):
+                continue
+            out.append({"slot": list(slot), "facts": sorted(ids)})
+        return out
 
     def counts(self) -> dict[str, int]:
         with self.tx() as tx:

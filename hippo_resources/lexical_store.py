@@ -266,6 +266,18 @@ class LexicalStore(ConfigurableResource):
         return LexicalView(generation, meta, base, delta, delta_table, index)
 
     # --- the writer ------------------------------------------------------------------------------------
+    def base_columns(self) -> list[str] | None:
+        """The columns of the live generation's base chunk table (its schema only); None when unreadable."""
+        manifest = self.manifest()
+        if manifest is None:
+            return None
+        try:
+            meta = read_delta_meta(self.path / str(manifest["generation"]))
+            with pa.memory_map(str(self.path / str(meta["base"]) / CHUNK_TABLE)) as source:
+                return list(ipc.open_file(source).schema.names)
+        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException):
+            return None
+
     def previous(self) -> Generation | None:
         """The live generation as the next build reuses it (identities, keys, counts); None before the
         first build, for another format version, or one that cannot be read (the caller then builds a base

@@ -51,7 +51,9 @@ class ScanCache:
     """Parse results of the vault's Markdown files, reused while a file has not changed.
 
     `parse(rel, data)` returns the row (a dict over `record_schema`) or raises one of `errors`,
-    whose message is kept and reported again on later runs without re-reading the file.
+    whose message is kept and reported again on later runs without re-reading the file. A `read` that
+    raises one of `errors` (a file that became a FIFO, grew over the limit or vanished after the walk)
+    is kept the same way: one file never fails the scan.
     """
 
     def __init__(
@@ -102,15 +104,24 @@ class ScanCache:
         order: list[str] = []
         result = ScanResult(table=prev)
         for rel in files:
-            order.append(rel)
             now = time.time_ns()
-            st = stat(rel)
+            try:
+                st = stat(rel)
+            except OSError:
+                continue  # gone since the walk: the next scan does not list it
+            order.append(rel)
             size, mtime = int(st.st_size), int(st.st_mtime_ns)
             entry = known.get(rel)
             if entry is not None and entry[0] == size and entry[1] == mtime and mtime < entry[2] - RACY_NS:
                 keep.append(rel)
                 continue
-            data = read(rel)
+            try:
+                data = read(rel)
+            except self.errors as exc:
+                row = {k: None for k in self.record_schema} | {"path": rel, "error": f"unreadable: {exc}"}
+                fresh.append(row | {"size": size, "mtime_ns": mtime, "scanned_ns": now, "digest": None})
+                result.parsed.append(rel)
+                continue
             digest = hashlib.sha256(data).hexdigest()
             if entry is not None and entry[3] == digest:
                 keep.append(rel)

@@ -17,9 +17,11 @@ import errno
 import json
 import os
 import shutil
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ from hippo_core.vault.documents import foreign_value_report, parse_document
 from hippo_core.vault.frontmatter import Frontmatter, FrontmatterError
 from hippo_core.vault.ignore import APP_FOLDERS, IGNORE_FILE, IgnoreRule, is_ignored, parse_ignore
 from hippo_core.vault.sources import SourceFile, read_source_file
+from hippo_core.vault.vault_changes import Stat
 from hippo_core.wiki import approvals
 from hippo_core.wiki.approvals import ApprovalLine, LineState
 from hippo_core.wiki.cards import Card, parse_card
@@ -59,41 +62,111 @@ class VaultError(RuntimeError):
     pass
 
 
-def link_problem(root: Path, p: Path) -> str | None:
-    """Why a path cannot be read through (a symlink loop, a broken link, a link out of the vault), or None."""
+class NotARegularFile(VaultError):
+    """A path that names no regular file (a FIFO, a socket, a device, a folder): never read, 404 on GET."""
+
+
+class FileTooLarge(VaultError):
+    """A file over the size limit it was read under (`size` bytes, or more)."""
+
+    def __init__(self, message: str, size: int) -> None:
+        super().__init__(message)
+        self.size = size
+
+
+def read_regular(path: Path, rel: str, max_bytes: int | None = None, head: int | None = None) -> bytes:
+    """Read a regular file without ever blocking: opened with O_NONBLOCK (a FIFO without a writer would
+    block a plain open forever) and checked with fstat after the open, so what is read is what was
+    checked. `head` reads only the first bytes."""
     try:
-        target = p.resolve(strict=True)
-    except RuntimeError:
-        return "symlink loop: skipped"
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        if exc.errno == errno.ELOOP:
+        if exc.errno == errno.ENXIO:  # a UNIX socket: there is nothing to open
+            raise NotARegularFile(f"{shown_path(rel)!r} is not a regular file (a socket)") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(f"{shown_path(rel)!r} is not a regular file ({_kind(st.st_mode)})")
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise FileTooLarge(
+                f"{shown_path(rel)!r} is {st.st_size:,} bytes; the limit is {max_bytes:,}", st.st_size
+            )
+        with os.fdopen(fd, "rb", closefd=True) as fh:
+            fd = -1
+            data = fh.read(head if head is not None else -1 if max_bytes is None else max_bytes + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise FileTooLarge(f"{shown_path(rel)!r} grew over {max_bytes:,} bytes while it was read", len(data))
+    return data
+
+
+def link_problem(root: Path, p: Path) -> str | None:
+    """Why a path cannot be read through (a symlink loop, a broken link, a link out of the vault), or None.
+
+    `os.path.realpath(strict=True)` reports a loop as OSError(ELOOP) on every Python this runs on, where
+    `Path.resolve` raised RuntimeError on some: no loop ever escapes as an exception."""
+    try:
+        target = Path(os.path.realpath(p, strict=True))
+    except (OSError, RuntimeError, ValueError) as exc:
+        if isinstance(exc, RuntimeError) or getattr(exc, "errno", None) == errno.ELOOP:
             return "symlink loop: skipped"
-        return "broken symlink: skipped" if p.is_symlink() else f"unreadable: {exc.strerror}"
+        return "broken symlink: skipped" if os.path.islink(p) else f"unreadable: {exc}"
     if target != root and root not in target.parents:
         return "symlink leads outside the vault: not followed"
     return None
 
 
-def folder_skip_reason(p: Path, rel: str, rules: list[IgnoreRule]) -> str | None:
-    """None to walk into a folder; "" to leave it out quietly; else the reason it is reported."""
-    if p.name.startswith(".") or p.name in APP_FOLDERS or is_ignored(rules, rel, is_dir=True):
-        return ""
-    if p.is_symlink():
-        return "symlinked folder: not followed"
-    return None
+NOTE_SUFFIXES = (".md", ".markdown")
+MAX_FOLDER_DEPTH = 64
+"""Folders deeper than this are not walked (reported): no vault is that deep, and a walk never recurses."""
+MiB = 1024 * 1024
 
 
-def note_skip_reason(root: Path, p: Path, rel: str, rules: list[IgnoreRule]) -> str | None:
-    """None for a note to read; "" to leave a file out quietly (hidden, an attachment, ignored); else the
-    reason it is reported."""
-    name = p.name
-    if name.startswith(".") or not name.lower().endswith((".md", ".markdown")):
-        return ""
-    if is_ignored(rules, rel, is_dir=False):
-        return ""
-    if p.is_symlink():
-        return link_problem(root, p)
-    return None
+def shown_path(rel: str) -> str:
+    """A vault path as text a report can hold: bytes of a name that is not UTF-8 appear as `\\xe9`."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def is_utf8_name(rel: str) -> bool:
+    """False for a name that is not UTF-8 on disk (os gives it back with surrogate escapes)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is, for a reason a person reads."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"
+
+
+@dataclass
+class VaultLook:
+    """One walk of the vault (`Vault.look`): what is there with its (size, mtime_ns), and what is not
+    read with the reason."""
+
+    notes: dict[str, Stat] = field(default_factory=dict)  # Markdown notes the pipeline may read
+    inbox: dict[str, Stat] = field(default_factory=dict)  # regular files at the top of the inbox
+    skipped: list[dict[str, str]] = field(default_factory=list)  # {"path", "reason"}, paths shown as text
+
+    def skip(self, rel: str, reason: str) -> None:
+        self.skipped.append({"path": shown_path(rel), "reason": reason})
+
+    def stats(self) -> dict[str, Stat]:
+        """Notes and inbox files in one mapping: what `hippo watch` and the vault sensor compare."""
+        return {**self.notes, **self.inbox}
 
 
 class Vault(ConfigurableResource):
@@ -103,6 +176,8 @@ class Vault(ConfigurableResource):
     # Ingest limits of inbox files (HIPPO_INBOX_MAX_BYTES, HIPPO_INBOX_MAX_CHARS): bigger stays in the inbox.
     inbox_max_bytes: int = 50 * 1024 * 1024
     inbox_max_chars: int = 1_000_000
+    # Largest note read anywhere in the vault (HIPPO_NOTE_MAX_BYTES); the inbox has its own limits above.
+    note_max_bytes: int = 4 * MiB
 
     # (message, paths) of this run's writes, committed together by `teardown_after_execution`.
     _pending_commit: list[tuple[str, list[str]]] = PrivateAttr(default_factory=list)
@@ -137,11 +212,10 @@ class Vault(ConfigurableResource):
         if all((self.path / d).is_dir() for d in (vault_layout.INBOX, vault_layout.WIKI)):
             return True
         try:
-            with open(self.path / "SCHEMA.md", encoding="utf-8", errors="replace") as fh:
-                head = fh.read(4096)
-        except OSError:
+            head = read_regular(self.path / "SCHEMA.md", "SCHEMA.md", head=4096)
+        except (OSError, VaultError):
             return False
-        return vault_layout.SCHEMA_SIGNATURE in head
+        return vault_layout.SCHEMA_SIGNATURE in head.decode("utf-8", "replace")
 
     def check_exists(self) -> None:
         """Stop a run before it writes anything into a folder `hippo init` has not adopted."""
@@ -167,78 +241,195 @@ class Vault(ConfigurableResource):
     def ignore_rules(self) -> list[IgnoreRule]:
         """The `.hippoignore` patterns at the vault root (none when the file is missing or not text)."""
         try:
-            return parse_ignore(decode_utf8((self.path / IGNORE_FILE).read_bytes(), IGNORE_FILE))
-        except (OSError, BadTextError):
+            data = read_regular(self.path / IGNORE_FILE, IGNORE_FILE, max_bytes=1024 * 1024)
+            return parse_ignore(decode_utf8(data, IGNORE_FILE))
+        except (OSError, BadTextError, VaultError):
             return []
+
+    def look(self, indexed_only: bool = False, inbox: bool = False) -> VaultLook:
+        """The one walk of the vault: every Markdown note with its (size, mtime_ns), and what is not read
+        with the reason. The sensor, `hippo watch`, the scan of every asset and the benches call it.
+
+        Left out quietly: hidden folders and files (`.obsidian/`, `.trash/`, `.git/`), attachments (any
+        file that is not Markdown), `.hippoignore` matches and, with `indexed_only`, the folders and files
+        search never reads. Reported: symlinked folders (never followed), symlinks in a loop, broken or
+        leading out of the vault, names that are not UTF-8, anything that is not a regular file (a FIFO
+        or a socket named `x.md` is never opened), notes over `note_max_bytes`, folders nested deeper
+        than `MAX_FOLDER_DEPTH`. With `inbox`, the regular files at the top of the inbox too.
+
+        Iterative (a stack, never recursion) with one `scandir` per folder whose entries carry their
+        stat; no path is resolved but a symlink's, and that one through `link_problem`.
+        """
+        root = self.path  # resolved once: per file it cost ~0.1 ms, a second per scan at 10,000 notes
+        rules = self.ignore_rules()
+        found = VaultLook()
+        stack: list[tuple[str, str, int]] = [(str(root), "", 0)]
+        while stack:
+            folder, prefix, depth = stack.pop()
+            try:
+                with os.scandir(folder) as it:
+                    entries = list(it)
+            except OSError as exc:
+                if prefix:  # removed meanwhile, or unreadable: the rest of the vault goes on
+                    found.skip(prefix.rstrip("/"), f"folder unreadable: {exc.strerror or exc}")
+                continue
+            for entry in entries:
+                folder_below = self._look_at(entry, prefix, depth, rules, indexed_only, found)
+                if folder_below is not None:
+                    stack.append(folder_below)
+        if inbox:
+            files, skipped = self.inbox_scan()
+            for rel in files:
+                with contextlib.suppress(OSError):
+                    st = os.stat(root / rel, follow_symlinks=False)
+                    found.inbox[rel] = (st.st_size, st.st_mtime_ns)
+            seen = {s["path"] for s in found.skipped}
+            found.skipped += [s for s in skipped if s["path"] not in seen]
+        found.notes = dict(sorted(found.notes.items()))
+        found.skipped.sort(key=lambda s: s["path"])
+        return found
+
+    def _look_at(
+        self,
+        entry: os.DirEntry[str],
+        prefix: str,
+        depth: int,
+        rules: list[IgnoreRule],
+        indexed_only: bool,
+        found: VaultLook,
+    ) -> tuple[str, str, int] | None:
+        """One entry of a folder: listed, reported or left out; a folder to walk is returned for the
+        caller's stack."""
+        name = entry.name
+        rel = prefix + name
+        if name.startswith("."):
+            return None
+        try:
+            if entry.is_dir(follow_symlinks=False):
+                if name in APP_FOLDERS or is_ignored(rules, rel, is_dir=True):
+                    return None
+                if indexed_only and rel in vault_layout.NOT_INDEXED:
+                    return None
+                if not is_utf8_name(rel):
+                    found.skip(rel, "folder name is not UTF-8: not walked; rename it")
+                elif depth + 1 > MAX_FOLDER_DEPTH:
+                    found.skip(rel, f"folders nested deeper than {MAX_FOLDER_DEPTH} levels: not walked")
+                else:
+                    return (entry.path, rel + "/", depth + 1)
+                return None
+            is_note = name.lower().endswith(NOTE_SUFFIXES)
+            if entry.is_symlink():
+                self._look_at_link(entry, rel, is_note, rules, indexed_only, found)
+                return None
+            if not is_note or is_ignored(rules, rel, is_dir=False):
+                return None
+            if indexed_only and rel in vault_layout.NOT_INDEXED_FILES:  # folders were pruned above
+                return None
+            st = entry.stat(follow_symlinks=False)
+        except OSError as exc:  # removed between the listing and the stat: the next look sees it gone
+            if exc.errno != errno.ENOENT:
+                found.skip(rel, f"unreadable: {exc.strerror or exc}")
+            return None
+        self._list_note(rel, st, found)
+        return None
+
+    def _look_at_link(
+        self,
+        entry: os.DirEntry[str],
+        rel: str,
+        is_note: bool,
+        rules: list[IgnoreRule],
+        indexed_only: bool,
+        found: VaultLook,
+    ) -> None:
+        """A symlink: a folder one is never followed; a note one is read only when it stays inside."""
+        try:
+            st = os.stat(entry.path)  # follows: ELOOP for a loop, ENOENT for a broken link
+        except OSError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            quiet = entry.name in APP_FOLDERS or is_ignored(rules, rel, is_dir=True)
+            if not quiet and not (indexed_only and rel in vault_layout.NOT_INDEXED):
+                found.skip(rel, "symlinked folder: not followed")
+            return
+        if not is_note or is_ignored(rules, rel, is_dir=False):
+            return
+        if indexed_only and not vault_layout.is_indexed(rel):  # a link: rare, checked in full
+            return
+        problem = link_problem(self.path, Path(entry.path))
+        if problem:
+            found.skip(rel, problem)
+        elif st is not None:
+            self._list_note(rel, st, found)
+
+    def _list_note(self, rel: str, st: os.stat_result, found: VaultLook) -> None:
+        """A note to read, or the reason it is not read (its name, its kind, its size)."""
+        if not is_utf8_name(rel):
+            found.skip(rel, "file name is not UTF-8: not read; rename it")
+        elif not stat.S_ISREG(st.st_mode):
+            found.skip(rel, f"not a regular file ({_kind(st.st_mode)}): not read")
+        elif st.st_size > self.note_max_bytes and not rel.startswith(vault_layout.INBOX + "/"):
+            found.skip(
+                rel,
+                f"note is {st.st_size:,} bytes; the limit is {self.note_max_bytes:,} (HIPPO_NOTE_MAX_BYTES)",
+            )
+        else:
+            found.notes[rel] = (st.st_size, st.st_mtime_ns)
 
     def inbox_scan(self) -> tuple[list[str], list[dict[str, str]]]:
         """Files waiting in the inbox (not hidden, not in .processed), sorted, and the entries that are
-        not read with the reason: symlinks are never followed in the inbox (copy the file in instead)."""
-        inbox = self.abs(vault_layout.INBOX)
-        if not inbox.is_dir():
+        not read with the reason: symlinks are never followed in the inbox (copy the file in instead),
+        names that are not UTF-8 and anything that is not a regular file are never opened."""
+        inbox = self.path / vault_layout.INBOX
+        try:
+            with os.scandir(inbox) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:  # no inbox (yet), or the inbox is a file or a link that cannot be read
             return [], []
         files, skipped = [], []
-        for p in sorted(inbox.iterdir()):
-            rel = f"{vault_layout.INBOX}/{p.name}"
-            if p.name.startswith("."):
+        for entry in entries:
+            rel = f"{vault_layout.INBOX}/{entry.name}"
+            if entry.name.startswith("."):
                 continue
-            if p.is_symlink():
-                skipped.append(
-                    {"path": rel, "reason": "symlink: not followed in the inbox; copy the file in"}
-                )
-            elif p.is_file():
-                files.append(rel)
+            try:
+                if entry.is_symlink():
+                    reason = "symlink: not followed in the inbox; copy the file in"
+                elif entry.is_dir(follow_symlinks=False):
+                    continue  # a folder in the inbox is not read (as before)
+                else:
+                    mode = entry.stat(follow_symlinks=False).st_mode
+                    if not stat.S_ISREG(mode):
+                        reason = f"not a regular file ({_kind(mode)}): not read"
+                    elif not is_utf8_name(rel):
+                        reason = "file name is not UTF-8: not read; rename it (copy it in under a new name)"
+                    else:
+                        files.append(rel)
+                        continue
+            except OSError:
+                continue  # removed meanwhile
+            skipped.append({"path": shown_path(rel), "reason": reason})
         return files, skipped
 
     def inbox_files(self) -> list[str]:
         """Files waiting in the inbox (`inbox_scan` without the report)."""
         return self.inbox_scan()[0]
 
-    def scan_notes(self) -> tuple[list[str], list[dict[str, str]]]:
-        """Every Markdown note of the vault, sorted, and what was skipped with the reason.
-
-        Left out quietly: hidden folders and files (`.obsidian/`, `.trash/`, `.git/`), attachments (any
-        file that is not Markdown) and `.hippoignore` matches. Reported: symlinked folders (never
-        followed), symlinks in a loop, broken or leading out of the vault.
-        """
-        rules = self.ignore_rules()
-        root = self.path  # resolved once: per file it cost ~0.1 ms, a second per scan at 10,000 notes
-        notes: list[str] = []
-        skipped: list[dict[str, str]] = []
-        for dirpath, dirnames, filenames in os.walk(root):  # never descends into a symlinked folder
-            base = Path(dirpath)
-            reldir = base.relative_to(root).as_posix()
-            prefix = "" if reldir == "." else reldir + "/"
-            keep = []
-            for d in sorted(dirnames):
-                reason = folder_skip_reason(base / d, prefix + d, rules)
-                if reason is None:
-                    keep.append(d)
-                elif reason:
-                    skipped.append({"path": prefix + d, "reason": reason})
-            dirnames[:] = keep
-            for name in filenames:
-                reason = note_skip_reason(root, base / name, prefix + name, rules)
-                if reason is None:
-                    notes.append(prefix + name)
-                elif reason:
-                    skipped.append({"path": prefix + name, "reason": reason})
-        return sorted(notes), sorted(skipped, key=lambda s: s["path"])
-
     def markdown_files(self) -> Iterator[str]:
-        """Every Markdown note of the vault, sorted (`scan_notes` without the report)."""
-        yield from self.scan_notes()[0]
+        """Every Markdown note of the vault, sorted (`look` without the stats and the report)."""
+        yield from self.look().notes
 
     def note_stats(self) -> Callable[[str], os.stat_result]:
-        """`stat` for the notes `scan_notes` listed, without resolving each path as `abs` does (3 s per
+        """`stat` for the notes `look` listed, without resolving each path as `abs` does (3 s per
         scan at 10,000 notes): the scan left out every symlink that loops or leads out of the vault and
         never walks into a symlinked folder, and a stat only reads metadata (reads still go through
         `abs`)."""
         root = self.path
         return lambda rel: os.stat(root / rel)
 
-    def read_bytes(self, rel: str) -> bytes:
-        return self.abs(rel).read_bytes()
+    def read_bytes(self, rel: str, max_bytes: int | None = None) -> bytes:
+        """A regular file's bytes (NotARegularFile for a FIFO, a socket, a device or a folder, which are
+        never read; `max_bytes` refuses a bigger file as too large, checked before reading)."""
+        return read_regular(self.abs(rel), rel, max_bytes)
 
     def read_text(self, rel: str) -> str:
         """A file as UTF-8 text; BadTextError (with the reason) when it is not."""
@@ -301,7 +492,7 @@ class Vault(ConfigurableResource):
             if rel.startswith(prefixes):
                 try:
                     out[rel] = self.read_text(rel)
-                except BadTextError:
+                except (BadTextError, OSError, VaultError):  # not text, or gone or swapped since the walk
                     continue
         return out
 
@@ -322,7 +513,7 @@ class Vault(ConfigurableResource):
                 continue
             try:
                 copies.append(read_source_file(rel, self.read_text(rel)))
-            except (BadTextError, FrontmatterError) as exc:
+            except (BadTextError, FrontmatterError, OSError, VaultError) as exc:
                 unreadable.append({"path": rel, "error": str(exc)})
         return copies, unreadable
 
@@ -335,7 +526,7 @@ class Vault(ConfigurableResource):
                 continue
             try:
                 card = parse_card(rel, self.read_text(rel))
-            except (BadTextError, FrontmatterError) as exc:
+            except (BadTextError, FrontmatterError, OSError, VaultError) as exc:
                 unreadable.append({"card": rel, "error": str(exc)})
                 continue
             if status is None or card.status == status:
@@ -361,7 +552,7 @@ class Vault(ConfigurableResource):
             if vault_layout.is_indexed(rel):
                 try:
                     docs.append(parse_document(rel, self.read_bytes(rel)))
-                except (BadTextError, OSError):
+                except (BadTextError, OSError, VaultError):
                     continue
         return foreign_value_report(docs)
 
@@ -372,7 +563,11 @@ class Vault(ConfigurableResource):
         files = sorted(root.glob("*.jsonl")) if root.is_dir() else ([root] if root.exists() else [])
         out = []
         for f in files:
-            for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                text = read_regular(f, f.name).decode("utf-8", "replace")
+            except (OSError, VaultError):
+                continue  # a FIFO or a folder named *.jsonl holds no records
+            for line in text.splitlines():
                 if line.strip():
                     try:
                         record = json.loads(line)
@@ -397,12 +592,19 @@ class Vault(ConfigurableResource):
         return (self.path / ".git").exists()
 
     def git(self, *args: str) -> str:
+        """Run git in the vault. Its output is bytes (file names need not be UTF-8): they are decoded as
+        the file system does (`os.fsdecode`), so a name that is not UTF-8 round-trips into the next git
+        call and never raises."""
         proc = subprocess.run(
-            ["git", *GIT_IDENTITY, "-C", str(self.path), *args], capture_output=True, text=True, check=False
+            ["git", *GIT_IDENTITY, "-C", str(self.path), *args], capture_output=True, check=False
         )
+        out = os.fsdecode(proc.stdout)
         if proc.returncode != 0:
-            raise VaultError(f"git {' '.join(args)} failed: {proc.stderr.strip() or proc.stdout.strip()}")
-        return proc.stdout
+            err = proc.stderr.decode("utf-8", "replace").strip()
+            raise VaultError(
+                f"git {' '.join(map(shown_path, args))} failed: {err or shown_path(out.strip())}"
+            )
+        return out
 
     def _known_paths(self, paths: list[str]) -> set[str]:
         """The paths git has in its index or in HEAD (an unborn branch has no HEAD)."""

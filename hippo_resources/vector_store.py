@@ -98,6 +98,26 @@ class VectorStore(ConfigurableResource):
         mat = np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32)
         return got_ids, mat
 
+    def read_back(
+        self, ids: Sequence[str], collection: Any | None = None
+    ) -> list[tuple[str, np.ndarray, dict[str, Any]]]:
+        """(id, vector, metadata) of the given ids the store holds (an id it lacks is left out)."""
+        col = collection or self.collection()
+        out: list[tuple[str, np.ndarray, dict[str, Any]]] = []
+        for start in range(0, len(ids), 5000):
+            got = col.get(ids=list(ids[start : start + 5000]), include=["embeddings", "metadatas"])
+            for cid, emb, meta in zip(got["ids"], got["embeddings"], got["metadatas"] or [], strict=True):
+                out.append((cid, np.asarray(emb, dtype=np.float32), dict(meta or {})))
+        return out
+
+    def update_metadata(
+        self, ids: list[str], metadatas: list[dict[str, Any]], collection: Any | None = None
+    ) -> None:
+        """Replace the metadata stored with existing vectors (the vectors stay)."""
+        col = collection or self.collection()
+        for start in range(0, len(ids), 1000):
+            col.update(ids=ids[start : start + 1000], metadatas=metadatas[start : start + 1000])
+
     def upsert(
         self, ids: list[str], vectors: np.ndarray, metadatas: list[dict[str, Any]], collection: Any = None
     ) -> None:

@@ -16,6 +16,13 @@ assets, the compiler's related pages, the golden set and the benchmarks.
                  unless asked for; a query-focused snippet per hit
     4b. rerank   rerank_hits (off unless HIPPO_RERANK_URL): the top N re-scored by a cross-encoder; on its
                  failure the fused order stays and the response says degraded, with the reason
+    4c. time     time_stage: newest first among results of different sources that score within
+                 `time_window` of each other, unless the question is about the past
+                 (hippo_core/ranking/time.py); `as_of` masked newer sources in stage 2 already, and every
+                 hit carries its source's date
+    4d. facts    _stale_stage: a section every fact of which was superseded (fact store) is marked `stale`
+                 with `superseded_by` and demoted (× stale_factor), still findable; as of a past time only
+                 if its facts were not valid then; include_history marks without demoting
     5. envelope  SearchResponse: status (ok, degraded with its reason, empty), the knowledge gap, the hits
 
 The lanes are plain functions over an index and a store, so the benches in `eval/` run the product's own
@@ -31,6 +38,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +48,8 @@ import polars as pl
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.chunking import split_sections
 from hippo_core.index.tokenize import Tokenizer, TokenizerConfig, is_bigram
-from hippo_core.ranking.adaptive_fusion import FusionModel, fuse_with_weak, lane_signals, load_model
-from hippo_core.ranking.calibration import load_calibration
+from hippo_core.ranking.adaptive_fusion import WEIGHTS_FILE, FusionModel, lane_signals, load_model
+from hippo_core.ranking.calibration import LoadedCalibration, parse_calibration
 from hippo_core.ranking.conversation_context import Place, named_speaker, speaker_label, with_context
 from hippo_core.ranking.evidence import (
     Evidence,
@@ -58,10 +66,12 @@ from hippo_core.ranking.ranking import (
     alias_named,
     feature_multiplier,
     freshness_multiplier,
+    fuse_with_weak,
     governance_multiplier,
 )
 from hippo_core.ranking.rerank import reorder
 from hippo_core.ranking.snippets import query_snippet
+from hippo_core.ranking.time import about_the_past, newest_first
 from hippo_core.safety.text_input import decode_utf8, validate_path_prefix
 from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
@@ -70,6 +80,7 @@ from hippo_resources import (
     ChunkStore,
     Embedder,
     EmbedderError,
+    FactStore,
     Ledger,
     LexicalStore,
     Reranker,
@@ -78,7 +89,7 @@ from hippo_resources import (
     build_resources,
 )
 from hippo_resources.lexical_store import GenerationUnreadable, LexicalView
-from hippo_search.envelope import SearchHit, SearchRequest, SearchResponse, Section
+from hippo_search.envelope import FailedBefore, SearchHit, SearchRequest, SearchResponse, Section
 from hippo_search.table import Masks, Part, Rows
 
 Ranked = list[tuple[str, float]]
@@ -116,12 +127,25 @@ def load_tuning(embedder: Embedder) -> Tuning:
     applies only to the embedder it was measured for."""
     if not embedder.calibration_path:
         return Tuning(RankingParams(), EvidenceParams(), "not configured: defaults in use")
-    loaded = load_calibration(Path(embedder.calibration_path), embedder.model_id)
+    loaded = read_calibration(Path(embedder.calibration_path), embedder.model_id)
     if not loaded.applied:
         return Tuning(RankingParams(), EvidenceParams(), loaded.status)
     return Tuning(
         loaded.ranking_params(RankingParams()), loaded.evidence_params(EvidenceParams()), loaded.status
     )
+
+
+def read_calibration(path: Path, embed_model: str) -> LoadedCalibration:
+    """The calibration file read (the core judges it: missing, unreadable, stale or applied)."""
+    try:
+        text: str | None = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = None
+    except (OSError, UnicodeDecodeError) as exc:
+        return LoadedCalibration(
+            calibration=None, status=f"unreadable ({exc.__class__.__name__}): defaults in use"
+        )
+    return parse_calibration(text, embed_model)
 
 
 def open_engine(settings: HippoSettings, log: bool = True) -> SearchEngine:
@@ -136,6 +160,7 @@ def open_engine(settings: HippoSettings, log: bool = True) -> SearchEngine:
         res.ledger if log else None,
         res.reranker,
         res.chunk_store,
+        res.fact_store,
     )
 
 
@@ -147,6 +172,7 @@ def engine_from_resources(
     ledger: Ledger | None = None,
     reranker: Reranker | None = None,
     chunk_store: ChunkStore | None = None,
+    fact_store: FactStore | None = None,
 ) -> SearchEngine:
     """The engine over given resources (Dagster assets hold resources, not settings). With `chunk_store`
     the generation check of the semantic hits reads the vector ledger instead of asking Chroma."""
@@ -159,6 +185,7 @@ def engine_from_resources(
         ledger=ledger,
         reranker=reranker,
         chunk_store=chunk_store,
+        fact_store=fact_store,
         params=tuning.ranking,
         evidence_params=tuning.evidence,
         calibration_status=tuning.calibration,
@@ -364,10 +391,15 @@ def semantic_lane(
 
 
 def lexical_mask(snap: Snapshot, request: SearchRequest, params: RankingParams) -> np.ndarray:
-    """The rows the request may return (status, lanes, tool output, path prefix), for both lanes; read-only,
+    """The rows the request may return (status, lanes, tool output, path prefix, sources dated after
+    `as_of` masked), for both lanes; read-only,
     computed once per distinct filter and snapshot."""
     return snap.masks.get(
-        params.excluded_statuses, request.lanes, request.include_tool_output, request.path_prefix
+        params.excluded_statuses,
+        request.lanes,
+        request.include_tool_output,
+        request.path_prefix,
+        request.as_of,
     )
 
 
@@ -402,8 +434,23 @@ _MODEL: list[FusionModel] = []
 def fusion_model() -> FusionModel:
     """The shipped adaptive-fusion weights (hippo_core/ranking/adaptive_fusion.json), read once."""
     if not _MODEL:
-        _MODEL.append(load_model())
+        text = resources.files("hippo_core.ranking").joinpath(WEIGHTS_FILE).read_text(encoding="utf-8")
+        _MODEL.append(load_model(text))
     return _MODEL[0]
+
+
+def fusion_share(
+    lexical: Ranked,
+    semantic: Ranked,
+    params: RankingParams,
+    query: str = "",
+    model: FusionModel | None = None,
+) -> float:
+    """The lexical lane's share of convex fusion for this query: the model's (`fusion: "adaptive"`, decided
+    from the lanes' signals) or the fixed `lexical_share`."""
+    if params.fusion == "adaptive":
+        return (model or fusion_model()).share(lane_signals(query, lexical, semantic))
+    return params.lexical_share
 
 
 def fuse_lanes(
@@ -416,9 +463,10 @@ def fuse_lanes(
     """The fusion stage: the two lanes' lists into one candidate list, best first. Semantic-only hits under
     the solo-match floor come last, marked `weak` (best similarity first): a far neighbour is no evidence,
     but across languages it is often the only one. `fusion: "adaptive"` decides the lexical share per query
-    from the lanes' signals. One function, so another fusion can replace it in one place."""
+    from the lanes' signals (`fusion_share`). One function, so another fusion can replace it in one place:
+    the search, the golden set and the tuning tools (`eval.loso`, `eval.crosslingual`) all fuse here."""
     if params.fusion == "adaptive":
-        share = (model or fusion_model()).share(lane_signals(query, lexical, semantic))
+        share = fusion_share(lexical, semantic, params, query, model)
         params = params.model_copy(update={"fusion": "convex", "lexical_share": share})
     kept, weak = fuse_with_weak(lexical, semantic, params)
     if not params.weak_hits:
@@ -571,6 +619,7 @@ def _rank_sections(
             trust=row["trust"],
             sector=row["sector"],
             updated=row["updated"],
+            date=row.get("date"),
             lexical_rank=cand.lexical_rank,
             semantic_rank=cand.semantic_rank,
             semantic_similarity=None if cand.semantic_score is None else round(cand.semantic_score, 4),
@@ -597,6 +646,43 @@ def rerank_hits(
     if outcome.status != "ok" or outcome.scores is None:
         return hits, outcome.reason or "reranker unavailable: fused order"
     return reorder(head, outcome.scores) + hits[len(head) :], None
+
+
+# --- 4c. time ---------------------------------------------------------------------------------------------
+def time_stage(hits: list[SearchHit], params: RankingParams, request: SearchRequest) -> list[SearchHit]:
+    """Newest first among results that answer alike (hippo_core/ranking/time.py `newest_first`): a question
+    about the present (or about `as_of`, whose newer sources are already masked) gets the latest version
+    first, and a result never passes one that answers clearly better. Weak hits stay after the others;
+    `include_history` keeps the relevance order."""
+    if request.include_history or len(hits) < 2:
+        return hits
+    if params.time_past_cues and about_the_past(request.query):
+        return hits  # "how many days ago…", "which came first…": the older evidence is the answer
+    strong = [h for h in hits if not h.weak]
+    order = newest_first(
+        [h.score for h in strong], [h.date for h in strong], params.time_window, [h.path for h in strong]
+    )
+    return [strong[i] for i in order] + [h for h in hits if h.weak]
+
+
+# --- 4d. facts --------------------------------------------------------------------------------------------
+def mark_stale(
+    hits: list[SearchHit], stale: dict[str, list[str]], factor: float, demote: bool = True
+) -> list[SearchHit]:
+    """Hits at a superseded anchor marked `stale` with the anchors that replaced them; with `demote` their
+    score × `factor` and the order by score again (weak hits still last): findable, never ranked as the
+    current answer above a current one it scored alike with."""
+    if not stale or not any(h.anchor in stale for h in hits):
+        return hits
+    out = []
+    for h in hits:
+        if h.anchor in stale:
+            score = round(h.score * factor, 6) if demote else h.score
+            h = h.model_copy(update={"stale": True, "superseded_by": stale[h.anchor], "score": score})
+        out.append(h)
+    if not demote:
+        return out
+    return sorted(out, key=lambda h: (h.weak, -h.score))  # stable: ties keep the time stage's order
 
 
 def _title_key(row: Any) -> str:
@@ -634,8 +720,10 @@ class SearchEngine:
         calibration_status: str = "not loaded",
         reranker: Reranker | None = None,
         chunk_store: ChunkStore | None = None,
+        fact_store: FactStore | None = None,
     ) -> None:
         self.reranker = reranker
+        self.fact_store = fact_store
         self.chunk_store = chunk_store
         self.lexical_store = lexical_store
         self.vector_store = vector_store
@@ -774,9 +862,40 @@ class SearchEngine:
             if why:
                 reason = why if status == "ok" else f"{reason}; {why}"
                 status = "degraded"
+        # 4c. time
+        if request.as_of and "date" not in snap.table.columns:
+            why = "the index holds no dates yet (run `hippo run`): as_of could not mask newer sources"
+            reason = why if status == "ok" else f"{reason}; {why}"
+            status = "degraded"
+        hits = time_stage(hits, params, request)
+        # 4d. facts
+        hits, why = self._stale_stage(hits, params, request)
+        if why:
+            reason = why if status == "ok" else f"{reason}; {why}"
+            status = "degraded"
         hits = hits[: request.limit]
         # 5. envelope
         return self._envelope(snap, request, status, reason, hits, log)
+
+    def _stale_stage(
+        self, hits: list[SearchHit], params: RankingParams, request: SearchRequest
+    ) -> tuple[list[SearchHit], str | None]:
+        """Sections every fact of which a person superseded (the fact store's `superseded_anchors`), as of
+        the request's time, marked `stale` with `superseded_by` (see `mark_stale`). No fact store, or
+        none written yet: the hits as they are. A store that cannot be read costs the marks, not the
+        search (degraded, with the reason)."""
+        store = self.fact_store
+        if store is None or not hits or not (store.pg_dsn or Path(store.path).is_file()):
+            return hits, None
+        try:
+            stale = store.superseded_anchors()
+            if request.as_of and stale:
+                # as of a past time, a section whose facts were still valid then is not stale
+                held = store.active_facts_for([h.anchor for h in hits if h.anchor in stale], request.as_of)
+                stale = {a: later for a, later in stale.items() if not held.get(a)}
+        except Exception as exc:  # noqa: BLE001 - sqlite3 / psycopg errors: the answer still stands
+            return hits, f"the fact store could not be read, stale results are not marked: {str(exc)[:200]}"
+        return mark_stale(hits, stale, params.stale_factor, demote=not request.include_history), None
 
     def _semantic(
         self,
@@ -846,6 +965,7 @@ class SearchEngine:
             and not request.path_prefix
         )
         gap = gap_kind(evidence, self.evidence_params) if judged else None
+        failed_before = self._failed_before(request.query) if gap else None
         response = SearchResponse(
             status=status,  # type: ignore[arg-type]
             degraded_reason=reason,
@@ -853,11 +973,25 @@ class SearchEngine:
             mode=request.mode,
             generation=snap.generation,
             gap=gap,
+            failed_before=failed_before,
             results=hits,
         )
         if log:
             self.log_search(request, response)
         return response
+
+    def _failed_before(self, query: str) -> FailedBefore | None:
+        """A miss that is already a gap asked twice or more (seed S4 §3: failures >= 2 are remembered)."""
+        if self.ledger is None:
+            return None
+        try:
+            row = self.ledger.gap(normalize_query(query))
+        except (sqlite3.Error, OSError):
+            return None
+        if row is None or row["status"] != "open" or row["times_asked"] < 2:
+            return None
+        last = dt.datetime.fromtimestamp(row["last_seen"], dt.UTC).isoformat(timespec="seconds")
+        return FailedBefore(times_asked=row["times_asked"], last_seen=last)
 
     def log_search(self, request: SearchRequest, response: SearchResponse) -> None:
         """Record an answered search in the query log and the gap radar. The REST route and the MCP tool

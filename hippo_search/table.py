@@ -49,6 +49,7 @@ LIGHT_COLUMNS = (
     "doc_type",
     "sector",
     "updated",
+    "date",
     "aliases",
     "conversation_id",
     "project",
@@ -166,8 +167,15 @@ class Masks:
         lanes: Sequence[str] | None,
         include_tool_output: bool,
         path_prefix: str | None,
+        as_of: str | None = None,
     ) -> np.ndarray:
-        key = (tuple(excluded_statuses), tuple(lanes or ()), include_tool_output, path_prefix or "")
+        key = (
+            tuple(excluded_statuses),
+            tuple(lanes or ()),
+            include_tool_output,
+            path_prefix or "",
+            as_of or "",
+        )
         mask = self._cache.get(key)
         if mask is None:
             mask = self._compute(*key)
@@ -178,7 +186,12 @@ class Masks:
         return mask
 
     def _compute(
-        self, excluded: tuple[str, ...], lanes: tuple[str, ...], include_tool_output: bool, prefix: str
+        self,
+        excluded: tuple[str, ...],
+        lanes: tuple[str, ...],
+        include_tool_output: bool,
+        prefix: str,
+        as_of: str,
     ) -> np.ndarray:
         t = self.table
         if not t.height:
@@ -191,6 +204,9 @@ class Masks:
         if prefix:
             prefix = prefix.rstrip("/")
             expr &= (pl.col("path") == prefix) | pl.col("path").str.starts_with(prefix + "/")
+        if as_of and "date" in t.columns:
+            # sources dated after `as_of` are masked before ranking; an undated one cannot be placed: kept
+            expr &= (pl.col("date") <= as_of).fill_null(True)
         mask = t.select(expr.alias("m"))["m"].to_numpy().astype(bool, copy=True)
         if self.live is not None:
             mask &= self.live

@@ -3,10 +3,10 @@
 # No `from __future__ import annotations` here: Dagster reads the Config and resource
 # annotations of asset functions at definition time and cannot resolve them from strings.
 
+import datetime as dt
 import hashlib
 import json
 import time
-from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,8 @@ from hippo_core.index.bm25 import BM25Params
 from hippo_core.index.bm25_update import Generation
 from hippo_core.index.chunking import ChunkParams
 from hippo_core.index.tokenize import Tokenizer, TokenizerConfig
+from hippo_core.ranking import time as event_time
+from hippo_core.ranking.time import note_date
 from hippo_core.safety import text_input
 from hippo_core.safety.scrub import scrub, scrub_value
 from hippo_core.safety.text_input import BadTextError
@@ -49,17 +51,23 @@ from hippo_core.vault.documents import (
 )
 from hippo_core.vault.frontmatter import FrontmatterError
 from hippo_core.vault.vault_layout import is_indexed
-from hippo_resources import ChunkStore, Embedder, EmbedderError, LexicalStore, Vault, VectorStore
+from hippo_resources import (
+    ChunkStore,
+    Embedder,
+    EmbedderError,
+    LexicalStore,
+    Vault,
+    VaultError,
+    VectorStore,
+    vector_ledger,
+)
 from hippo_resources.chunk_store import (
     CHUNKS,
     CONVERSATION_CHUNKS,
-    DELETED_CHUNKS,
-    DELETED_SCHEMA,
     DOCUMENTS,
     MESSAGES,
     PENDING_SCHEMA,
     PENDING_VECTORS,
-    VECTOR_LEDGER,
     VECTOR_LEDGER_STATE,
     VECTOR_STATE,
     CorruptTableError,
@@ -113,20 +121,22 @@ def vault_documents(
         chunk_store.path,
         _parser_fingerprint(vault),
         {**DOCUMENT_SCHEMA, **_REPORT_SCHEMA},
-        (BadTextError, FrontmatterError),
+        (BadTextError, FrontmatterError, OSError, VaultError),
     )
-    notes, skipped = vault.scan_notes()
+    found = vault.look()
     scan = cache.scan(
-        (rel for rel in notes if is_indexed(rel)),
+        (rel for rel in found.notes if is_indexed(rel)),
         stat=vault.note_stats(),
-        read=vault.read_bytes,
+        read=lambda rel: vault.read_bytes(rel, max_bytes=vault.note_max_bytes),
         parse=_parse_row,
     )
     bad = scan.table.filter(pl.col("error").is_not_null())
     errors = [{"path": p, "error": e} for p, e in bad.select("path", "error").iter_rows()]
     for err in errors:
         context.log.warning(f"skipped {err['path']}: {err['error']}")
-    frame = scan.table.filter(pl.col("error").is_null()).select(list(DOCUMENT_SCHEMA))
+    frame = _with_file_dates(
+        scan.table.filter(pl.col("error").is_null()).select(list(DOCUMENT_SCHEMA)), vault
+    )
     mismatches = [
         {"path": p, "folder": f, "frontmatter": d}
         for p, f, d in frame.filter(
@@ -154,7 +164,7 @@ def vault_documents(
             "documents": frame.height,
             "malformed": len(errors),
             "malformed_files": MetadataValue.json(errors),
-            **_note_report(scan.table, skipped),
+            **_note_report(scan.table, found.skipped),
             "sector_mismatches": MetadataValue.json(mismatches),
             "by_status": MetadataValue.json(by_status),
             "parsed": len(scan.parsed),
@@ -163,6 +173,23 @@ def vault_documents(
             "unchanged": unchanged,
         }
     )
+
+
+def _with_file_dates(frame: pl.DataFrame, vault: Vault) -> pl.DataFrame:
+    """A note with neither `date:` nor `created:` is dated by its file's history: its mtime (UTC)."""
+    missing = frame.filter(pl.col("date").is_null())["path"].to_list() if frame.height else []
+    if not missing:
+        return frame
+    stat = vault.note_stats()
+    dates = {}
+    for rel in missing:
+        try:
+            stamp = dt.datetime.fromtimestamp(stat(rel).st_mtime, dt.UTC)
+        except OSError:
+            continue
+        dates[rel] = note_date(None, None, stamp)
+    filled = pl.col("path").replace_strict(dates, default=None, return_dtype=pl.Utf8)
+    return frame.with_columns(pl.coalesce(pl.col("date"), filled).alias("date"))
 
 
 def _rows(table: Path) -> int | None:
@@ -177,7 +204,7 @@ def _parser_fingerprint(vault: Vault) -> str:
     """The parsing code, the document schema and the vault root: a cached parse is valid while these hold."""
     h = hashlib.sha256(str(vault.path.resolve()).encode("utf-8"))
     h.update(repr(DOCUMENT_SCHEMA).encode("utf-8"))
-    for module in (documents, frontmatter, text_input, vault_layout, fingerprints):
+    for module in (documents, frontmatter, text_input, vault_layout, fingerprints, event_time):
         h.update(Path(module.__file__ or "").read_bytes())
     return h.hexdigest()[:16]
 
@@ -378,10 +405,10 @@ def embeddings(
 ) -> MaterializeResult:
     frame = chunk_store.chunks()
     collection, set_aside = _open_vectors(context, vector_store)
-    ledger = None if set_aside else read_ledger(chunk_store, collection)
+    ledger = None if set_aside else vector_ledger.read_ledger(chunk_store, collection)
     full_read = ledger is None
     if ledger is None:  # no trustworthy ledger: read what the store holds (every id, metadata and norm)
-        ledger = _ledger_from_store(vector_store, collection)
+        ledger = vector_ledger.ledger_from_store(vector_store, collection)
     current_paths = set(frame["path"].unique().to_list())
     indexed_paths = set(ledger["path"].unique().to_list())
     kind_of = {
@@ -427,9 +454,11 @@ def embeddings(
         vector_store.upsert(
             [r["chunk_id"] for r in restored], restored_mat, [_vector_meta(r) for r in restored], collection
         )
-        norms.update(_norms([r["chunk_id"] for r in restored], restored_mat))
+        norms.update(vector_ledger.norms([r["chunk_id"] for r in restored], restored_mat))
     todo = [r for r in todo if r["embed_hash"] not in reusable]
-    purged = _settle_trash(chunk_store, vector_store, set(reusable), current_paths, left, stored_left, now)
+    purged = vector_ledger.settle_trash(
+        chunk_store, vector_store, set(reusable), current_paths, left, stored_left, now
+    )
 
     started = time.monotonic()
     embedded, reason = _embed_lossless(context, embedder, vector_store, collection, todo, started, norms)
@@ -447,16 +476,17 @@ def embeddings(
     elif not (chunk_store.path / VECTOR_STATE).exists():
         chunk_store.write_pending(pending, None)
     if retag:
-        collection.update(
-            ids=[r["chunk_id"] for r in retag],
-            metadatas=[{k: r[k] for k in VECTOR_METADATA} for r in retag],
+        vector_store.update_metadata(
+            [r["chunk_id"] for r in retag], [{k: r[k] for k in VECTOR_METADATA} for r in retag], collection
         )
     changed = bool(todo or restored or retag or vanished)
     if changed or full_read:
         waiting_ids = [r["chunk_id"] for r in waiting]
-        _write_ledger(
-            context, chunk_store, collection, frame, ledger, norms, waiting_ids, full_read=full_read
+        not_written = vector_ledger.write_ledger(
+            chunk_store, collection, frame, ledger, norms, waiting_ids, full_read=full_read
         )
+        if not_written:
+            context.log.warning(not_written)
     return MaterializeResult(
         metadata={
             "status": "degraded" if waiting else "ok",
@@ -478,98 +508,6 @@ def embeddings(
             "seconds": round(time.monotonic() - started, 2),
         }
     )
-
-
-# --- the vector ledger: what the live collection holds, kept beside the chunk tables ---------------------
-LEDGER_SCHEMA: dict[str, pl.DataType] = {
-    "chunk_id": pl.Utf8(),
-    **{k: pl.Utf8() for k in VECTOR_METADATA},
-    "dim": pl.Int64(),
-    "norm": pl.Float64(),
-}
-"""One row per vector of the live collection: its id, the metadata stored with it, its dimension and norm.
-`embeddings` diffs the chunk table against it instead of reading every id and metadata from Chroma, and
-`vectors_match_chunks` checks it instead of reading every vector. It is written by `embeddings` only, after
-the store changed, and removed before the store changes: a run killed in between leaves no ledger, and the
-next run reads the store itself. It holds while the collection's id and count match its state file."""
-
-
-def read_ledger(chunk_store: ChunkStore, collection: Any) -> pl.DataFrame | None:
-    """The ledger when it describes this collection (same id, same count) in this schema; else None."""
-    ledger = chunk_store.read_ledger(collection)
-    return ledger if ledger is not None and dict(ledger.schema) == LEDGER_SCHEMA else None
-
-
-def _ledger_from_store(vector_store: VectorStore, collection: Any) -> pl.DataFrame:
-    """The ledger read from the store: every id with its metadata, dimension and norm."""
-    stored = vector_store.existing(collection)
-    ids, mat = vector_store.vectors(collection=collection)
-    sizes = dict(_norms(ids, mat))
-    rows = [
-        {
-            "chunk_id": cid,
-            **{k: (None if meta.get(k) is None else str(meta.get(k))) for k in VECTOR_METADATA},
-            "dim": sizes.get(cid, (0, 0.0))[0],
-            "norm": sizes.get(cid, (0, 0.0))[1],
-        }
-        for cid, meta in stored.items()
-    ]
-    return pl.DataFrame(rows, schema=LEDGER_SCHEMA)
-
-
-def _norms(ids: list[str], mat: np.ndarray) -> list[tuple[str, tuple[int, float]]]:
-    if not len(ids):
-        return []
-    lengths = np.linalg.norm(np.asarray(mat, dtype=np.float32), axis=1).tolist()
-    return [(cid, (int(mat.shape[1]), float(n))) for cid, n in zip(ids, lengths, strict=True)]
-
-
-def _write_ledger(
-    context: AssetExecutionContext,
-    chunk_store: ChunkStore,
-    collection: Any,
-    frame: pl.DataFrame,
-    before: pl.DataFrame,
-    norms: dict[str, tuple[int, float]],
-    waiting: list[str],
-    full_read: bool,
-) -> None:
-    """After the store changed: one row per chunk with a vector (every chunk but the waiting ones), the
-    metadata this run stored, the dimension and norm of each vector written now or recorded before."""
-    sizes = before.select("chunk_id", "dim", "norm")
-    if norms:
-        fresh = pl.DataFrame(
-            {
-                "chunk_id": list(norms),
-                "dim": [d for d, _ in norms.values()],
-                "norm": [n for _, n in norms.values()],
-            },
-            schema={"chunk_id": pl.Utf8(), "dim": pl.Int64(), "norm": pl.Float64()},
-        )
-        sizes = pl.concat([sizes.join(fresh, on="chunk_id", how="anti"), fresh])
-    ledger = (
-        frame.select("chunk_id", *[pl.col(k).fill_null("").alias(k) for k in VECTOR_METADATA])
-        .filter(~pl.col("chunk_id").is_in(waiting))
-        .join(sizes, on="chunk_id", how="left")
-        .select(list(LEDGER_SCHEMA))
-        .cast(LEDGER_SCHEMA)
-    )
-    count = collection.count()
-    if count != ledger.height or ledger["dim"].null_count():
-        context.log.warning(
-            f"vector ledger not written: the store holds {count} vectors, the chunks say {ledger.height}; "
-            "the next run reads the store"
-        )
-        return
-    chunk_store.write(VECTOR_LEDGER, ledger)
-    state = {
-        "collection": str(collection.id),
-        "vectors": ledger.height,
-        "written": sorted(norms),  # read back by vectors_match_chunks
-        "from_full_read": full_read,
-        "updated": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    write_text_atomic(chunk_store.path / VECTOR_LEDGER_STATE, json.dumps(state))
 
 
 EMBED_SLICE = 256  # chunks embedded and stored together: a failure loses at most this much progress
@@ -618,64 +556,8 @@ def _embed_lossless(
         vector_store.upsert(
             [r["chunk_id"] for r in part], vectors, [_vector_meta(r) for r in part], collection
         )
-        norms.update(_norms([r["chunk_id"] for r in part], vectors))
+        norms.update(vector_ledger.norms([r["chunk_id"] for r in part], vectors))
     return total, None
-
-
-def _settle_trash(
-    chunk_store: ChunkStore,
-    vector_store: VectorStore,
-    reused_hashes: set[str],
-    current_paths: set[str],
-    left: list[str],
-    stored: dict[str, dict[str, Any]],
-    now: float,
-) -> int:
-    """Keep the deleted set and the trash in step: add what just left, drop what came back or was reused,
-    purge what has been deleted longer than the retention period. Returns how many vectors were purged."""
-    cutoff = chunk_store.retention_cutoff(now)
-    trash = vector_store.trashed()
-    back = [
-        cid
-        for cid, meta in trash.items()
-        if meta.get("embed_hash") in reused_hashes or meta.get("path", "") in current_paths
-    ]
-    vector_store.drop_from_trash(back)
-    purged = purge_deleted(chunk_store, vector_store, older_than=cutoff, keep=set(left))
-    rows = [
-        {
-            **{k: str(stored[cid].get(k) or "") for k in DELETED_SCHEMA if k != "deleted_at"},
-            "chunk_id": cid,
-            "deleted_at": now,
-        }
-        for cid in left
-    ]
-    deleted = chunk_store.deleted()
-    if rows:
-        added = pl.DataFrame(rows, schema=DELETED_SCHEMA)
-        deleted = pl.concat([deleted.select(list(DELETED_SCHEMA)).cast(DELETED_SCHEMA), added])
-    if deleted.height or rows or (chunk_store.path / DELETED_CHUNKS).exists():
-        kept = deleted.filter(
-            ~pl.col("path").is_in(list(current_paths)) & (pl.col("deleted_at") >= cutoff)
-        ).unique("chunk_id", keep="last")
-        if rows or kept.height != deleted.height or not (chunk_store.path / DELETED_CHUNKS).exists():
-            chunk_store.write_deleted(kept.select(list(DELETED_SCHEMA)).cast(DELETED_SCHEMA))
-    return purged
-
-
-def purge_deleted(
-    chunk_store: ChunkStore, vector_store: VectorStore, older_than: float | None, keep: Collection[str] = ()
-) -> int:
-    """Purge soft-deleted vectors and rows deleted before `older_than` (epoch seconds; None: all of them),
-    except the ids in `keep` (what this run trashed: kept until a later run even with a retention of 0).
-    Returns how many vectors were purged. `embeddings` calls it with the retention cutoff, `hippo gc` too."""
-    purged = vector_store.purge_trash(older_than=older_than, keep=keep)
-    deleted = chunk_store.deleted()
-    if deleted.height:
-        keep = deleted.filter(pl.lit(False) if older_than is None else pl.col("deleted_at") >= older_than)
-        if keep.height != deleted.height:
-            chunk_store.write_deleted(keep)
-    return len(purged)
 
 
 def _vector_meta(row: dict) -> dict[str, str]:
@@ -702,12 +584,13 @@ def vectors_match_chunks(
     if check_memo.passed_on(chunk_store, "vectors_match_chunks", stamp):
         return check_memo.unchanged_pass("the chunk table, the vector ledger and the store's count are")
     frame = chunk_store.chunks().select("chunk_id", "embed_hash")
-    ledger = read_ledger(chunk_store, collection)
+    ledger = vector_ledger.read_ledger(chunk_store, collection)
     if ledger is None:  # every vector and its metadata, read from the store
-        vec, read = _stored_vectors(vector_store, collection), "whole store"
+        vec, read = vector_ledger.stored_vectors(vector_store, collection), "whole store"
     else:  # the ledger (same collection, same count), with this run's vectors read back from the store
         written = (chunk_store.ledger_state() or {}).get("written") or []
-        vec, read = _ledger_vectors(ledger, written, collection), f"ledger, {len(written)} read back"
+        vec = vector_ledger.ledger_vectors(ledger, written, vector_store, collection)
+        read = f"ledger, {len(written)} read back"
     vec = vec.group_by("chunk_id").agg(
         pl.col("vector_count").sum(),
         pl.col("dim").first(),
@@ -749,66 +632,6 @@ def vectors_match_chunks(
             metadata=result.metadata,
         )
     return check_memo.remember(chunk_store, "vectors_match_chunks", stamp, result)
-
-
-VEC_SCHEMA: dict[str, pl.DataType] = {
-    "chunk_id": pl.Utf8(),
-    "vector_count": pl.Int64(),
-    "dim": pl.Int64(),
-    "norm": pl.Float64(),
-    "stored_embed_hash": pl.Utf8(),
-}
-
-
-def _stored_vectors(vector_store: VectorStore, collection: Any) -> pl.DataFrame:
-    """One row per stored vector: id, dimension, norm and the embed_hash stored with it."""
-    ids, mat = vector_store.vectors(collection=collection)
-    stored = vector_store.existing(collection)
-    return pl.DataFrame(
-        {
-            "chunk_id": ids,
-            "vector_count": [1] * len(ids),
-            "dim": [int(mat.shape[1])] * len(ids) if len(ids) else [],
-            "norm": np.linalg.norm(mat, axis=1).tolist() if len(ids) else [],
-            "stored_embed_hash": [stored.get(i, {}).get("embed_hash") for i in ids],
-        },
-        schema=VEC_SCHEMA,
-    )
-
-
-def _ledger_vectors(ledger: pl.DataFrame, written: list[str], collection: Any) -> pl.DataFrame:
-    """The ledger's rows, those of the vectors the last run wrote replaced by what the store gives back
-    (a written vector the store lacks counts as missing)."""
-    ids: list[str] = []
-    dims: list[int] = []
-    lengths: list[float] = []
-    hashes: list[str | None] = []
-    for start in range(0, len(written), 5000):
-        got = collection.get(ids=written[start : start + 5000], include=["embeddings", "metadatas"])
-        for cid, emb, meta in zip(got["ids"], got["embeddings"], got["metadatas"] or [], strict=True):
-            vector = np.asarray(emb, dtype=np.float32)
-            ids.append(cid)
-            dims.append(int(vector.shape[0]))
-            lengths.append(float(np.linalg.norm(vector)))
-            hashes.append((meta or {}).get("embed_hash"))
-    back = pl.DataFrame(
-        {
-            "chunk_id": ids,
-            "vector_count": [1] * len(ids),
-            "dim": dims,
-            "norm": lengths,
-            "stored_embed_hash": hashes,
-        },
-        schema=VEC_SCHEMA,
-    )
-    kept = ledger.filter(~pl.col("chunk_id").is_in(written)).select(
-        "chunk_id",
-        pl.lit(1, dtype=pl.Int64).alias("vector_count"),
-        "dim",
-        "norm",
-        pl.col("embed_hash").alias("stored_embed_hash"),
-    )
-    return pl.concat([kept, back])
 
 
 class LexicalConfig(Config):
@@ -862,6 +685,8 @@ def lexical_index(
         else None
     )
     manifest = lexical_store.manifest() or {}
+    if reason is None and lexical_store.base_columns() not in (None, table.columns):
+        reason = "another chunk table schema"  # a base and a delta of other columns cannot be stacked
     vectors = _vector_status(chunk_store)
     if (
         prev is not None
@@ -995,7 +820,7 @@ def messages_have_vectors(chunk_store: ChunkStore, vector_store: VectorStore) ->
     if not msgs.height:
         return AssetCheckResult(passed=True, metadata={"messages": 0})
     collection = vector_store.collection()
-    ledger = read_ledger(chunk_store, collection)
+    ledger = vector_ledger.read_ledger(chunk_store, collection)
     stored = set(vector_store.existing(collection) if ledger is None else ledger["chunk_id"].to_list())
     conv = chunks.filter((pl.col("lane") == "conversations") & (pl.col("granularity") == "message"))
     with_vec = conv.filter(pl.col("chunk_id").is_in(list(stored)))

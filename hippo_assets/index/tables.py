@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from hippo_resources import vector_ledger
+
 DOCUMENT_SCHEMA: dict[str, pl.DataType] = {
     "path": pl.Utf8(),
     "title": pl.Utf8(),
@@ -16,6 +18,7 @@ DOCUMENT_SCHEMA: dict[str, pl.DataType] = {
     "tags": pl.List(pl.Utf8()),
     "created": pl.Utf8(),
     "updated": pl.Utf8(),
+    "date": pl.Utf8(),  # event time: `date:`, else `created:`, else the file's mtime (vault_documents)
     "lane": pl.Utf8(),
     "body": pl.Utf8(),
     "body_hash": pl.Utf8(),
@@ -41,6 +44,8 @@ CHUNK_SCHEMA: dict[str, pl.DataType] = {
     "aliases": pl.List(pl.Utf8()),
     "tags": pl.List(pl.Utf8()),
     "updated": pl.Utf8(),
+    # The source's event time (hippo_core/ranking/time.py): what `as_of` masks on and results carry.
+    "date": pl.Utf8(),
     # Conversation chunks (lane `conversations`); null for vault documents.
     "conversation_id": pl.Utf8(),
     "project": pl.Utf8(),
@@ -50,5 +55,5 @@ CHUNK_SCHEMA: dict[str, pl.DataType] = {
     "position": pl.Int64(),
 }
 
-# What the vector store keeps beside each vector: enough to filter inside the nearest-neighbour search.
-VECTOR_METADATA = ("path", "anchor", "lane", "status", "trust", "embed_hash", "role")
+# What the vector store keeps beside each vector (owned by the vector ledger's resource module).
+VECTOR_METADATA = vector_ledger.VECTOR_METADATA

@@ -4,7 +4,8 @@
 # annotations of asset functions at definition time and cannot resolve them from strings.
 
 import datetime as dt
-from pathlib import PurePosixPath
+import hashlib
+from pathlib import Path, PurePosixPath
 
 import polars as pl
 from dagster import (
@@ -18,17 +19,27 @@ from dagster import (
 )
 from pydantic import Field
 
+import hippo_core.extract as extract_package
 from expectations import check_result, suites
 from hippo_assets import check_memo
 from hippo_assets.ingest import GROUP
 from hippo_assets.ingest.waiting import update_waiting
-from hippo_core.extract import ExtractionError, format_for
+from hippo_core.extract import ExtractionError, ExtractLimits, format_for
 from hippo_core.safety.scrub import scrub, scrub_value
 from hippo_core.safety.text_input import BadTextError
+from hippo_core.vault.fingerprints import sha256_bytes
 from hippo_core.vault.frontmatter import FrontmatterError
-from hippo_core.vault.sources import copy_name, make_document_source, make_source_copy, with_suffix_number
+from hippo_core.vault.sources import (
+    check_size,
+    copy_name,
+    make_document_source,
+    make_source_copy,
+    with_suffix_number,
+)
 from hippo_core.vault.vault_layout import INBOX_PROCESSED, INBOX_SUFFIXES, SOURCES, is_source_copy
-from hippo_resources import ChunkStore, Vault
+from hippo_resources import ChunkStore, Vault, VaultError
+from hippo_resources.refusals import RefusalMemory
+from hippo_resources.vault import FileTooLarge
 
 
 class SourcesConfig(Config):
@@ -62,6 +73,23 @@ def free_name(vault: Vault, name: str, document: bool) -> tuple[str, str | None]
         n += 1
 
 
+def read_inbox_file(vault: Vault, rel: str, limits: ExtractLimits) -> bytes:
+    """An inbox file's bytes, never more than the limit: a bigger one is refused before it is read."""
+    try:
+        return vault.read_bytes(rel, max_bytes=limits.max_bytes)
+    except FileTooLarge as exc:
+        check_size(exc.size, limits)  # too_large, naming HIPPO_INBOX_MAX_BYTES
+        raise
+
+
+def refusal_memory(chunk_store: ChunkStore, limits: ExtractLimits) -> RefusalMemory:
+    """Refused documents by content hash, valid while the limits and the extraction code are the same."""
+    h = hashlib.sha256(limits.model_dump_json().encode("utf-8"))
+    for module in sorted(Path(extract_package.__file__ or "").parent.glob("*.py")):
+        h.update(module.read_bytes())
+    return RefusalMemory(Path(chunk_store.path), h.hexdigest()[:16])
+
+
 def _names(paths: list[str], most: int = 5) -> str:
     shown = ", ".join(PurePosixPath(p).name for p in paths[:most])
     return shown + (f" and {len(paths) - most} more" if len(paths) > most else "")
@@ -77,7 +105,9 @@ def _names(paths: list[str], most: int = 5) -> str:
     "00-inbox/.processed/. Same bytes twice make one source. Files over the size limits, encrypted, corrupt, "
     "scanned without text or empty stay in the inbox with the reason; symlinks there are reported, not followed.",
 )
-def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault) -> MaterializeResult:
+def sources(
+    context: AssetExecutionContext, config: SourcesConfig, vault: Vault, chunk_store: ChunkStore
+) -> MaterializeResult:
     vault.check_exists()
     vault.ensure_layout()
     inbox, inbox_skipped = vault.inbox_scan()
@@ -85,6 +115,8 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
     missing = sorted(set(config.files) - set(inbox) - {s["path"] for s in inbox_skipped})
     known = known_sources(vault)
     limits = vault.extract_limits()
+    refused_before = refusal_memory(chunk_store, limits)
+    remembered: list[str] = []
     ingested: list[str] = []
     duplicates: list[str] = []
     rejected: list[dict[str, str]] = []
@@ -93,7 +125,14 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
     now = dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat()
     touched: list[str] = []
     moved: set[str] = set()
-    waiting_found = [{"file": s["path"], "kind": "symlink", "reason": s["reason"]} for s in inbox_skipped]
+    waiting_found = [
+        {
+            "file": s["path"],
+            "kind": "symlink" if s["reason"].startswith("symlink") else "unreadable",
+            "reason": s["reason"],
+        }
+        for s in inbox_skipped
+    ]
     for rel in wanted:
         name = PurePosixPath(rel).name
         if not name.lower().endswith(INBOX_SUFFIXES):
@@ -101,19 +140,29 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             waiting_found.append({"file": rel, "kind": "unsupported", "reason": "not a type ingest reads"})
             continue
         document = format_for(name) is not None
+        original_sha = None
         try:
-            data = vault.read_bytes(rel)
+            data = read_inbox_file(vault, rel, limits)
             if document:
+                original_sha = sha256_bytes(data)
+                verdict = refused_before.verdict(original_sha)
+                if verdict is not None:  # the same bytes were refused already: not extracted again
+                    rejected.append({"file": rel, **verdict})
+                    waiting_found.append({"file": rel, **verdict})
+                    remembered.append(rel)
+                    continue
                 doc = make_document_source(data, name, now, limits)
                 digests: tuple[str, ...] = (doc.sha256, doc.original_sha256)
             else:
                 copy = make_source_copy(data, name, now, limits)
                 digests = (copy.sha256,)
-        except (BadTextError, FrontmatterError, ExtractionError, OSError) as exc:
+        except (BadTextError, FrontmatterError, ExtractionError, OSError, VaultError) as exc:
             reason = exc.reason if isinstance(exc, ExtractionError) else str(exc)
             kind = exc.kind if isinstance(exc, ExtractionError) else type(exc).__name__
             rejected.append({"file": rel, "kind": kind, "reason": reason})
             waiting_found.append({"file": rel, "kind": kind, "reason": reason})
+            if isinstance(exc, ExtractionError) and original_sha is not None:
+                refused_before.remember(original_sha, kind, scrub(reason).text)
             context.log.warning(f"left in the inbox: {rel}: {scrub(reason).text}")
             continue
         seen = next((known[d] for d in digests if d in known), None)
@@ -147,7 +196,8 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
         if duplicates:
             what += f", {len(duplicates)} duplicate(s) moved to .processed"
         vault.commit_at_run_end(what, touched)
-    _, vault_skipped = vault.scan_notes()
+    refused_before.save()
+    vault_skipped = vault.look().skipped
     return MaterializeResult(
         metadata={
             "ingested": len(ingested),
@@ -156,8 +206,12 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
             "new_sources": MetadataValue.json(ingested),
             "duplicate_files": MetadataValue.json(duplicates),
             "rejected_files": MetadataValue.json(scrub_value(rejected)),
+            "rejected_as_before": MetadataValue.json(remembered),
             "unsupported_files": MetadataValue.json(skipped),
-            "inbox_symlinks": MetadataValue.json(inbox_skipped),
+            "inbox_symlinks": MetadataValue.json(
+                [s for s in inbox_skipped if s["reason"].startswith("symlink")]
+            ),
+            "inbox_skipped": MetadataValue.json(scrub_value(inbox_skipped)),
             "vault_skipped": MetadataValue.json(scrub_value(vault_skipped)),
             "extraction_warnings": MetadataValue.json(scrub_value(warnings)),
             "not_in_inbox": MetadataValue.json(missing),
@@ -172,9 +226,9 @@ def sources(context: AssetExecutionContext, config: SourcesConfig, vault: Vault)
     asset=sources, blocking=True, description="Every source copy's sha256 matches its body (GX suite)."
 )
 def source_hashes_match(vault: Vault, chunk_store: ChunkStore) -> AssetCheckResult:
-    from sensors.vault import vault_look
-
-    stamp = sorted((rel, *st) for rel, st in vault_look(vault).items() if is_source_copy(rel))
+    stamp = sorted(
+        (rel, *st) for rel, st in vault.look(indexed_only=True).notes.items() if is_source_copy(rel)
+    )
     if check_memo.passed_on(chunk_store, "source_hashes_match", stamp):
         return check_memo.unchanged_pass("every source copy's size and mtime are")
     copies, unreadable = vault.source_copies()

@@ -26,11 +26,19 @@ from dagster import (
 )
 from pydantic import Field
 
-from hippo_assets.index.assets import lexical_index
-from hippo_assets.quality.golden import DEFAULT_GOLDEN, DEFAULT_VAULT, GoldenError, run_golden
+from hippo_assets.index.assets import embeddings, lexical_index
+from hippo_assets.quality.golden import (
+    DEFAULT_GOLDEN,
+    DEFAULT_VAULT,
+    GoldenError,
+    evaluate,
+    load_golden,
+    own_vault_items,
+    run_golden,
+)
 from hippo_core.vault.vault_layout import GAP_QUEUE
 from hippo_core.wiki.gap_queue import REPEATED, render_gap_queue
-from hippo_resources import Embedder, Ledger, LexicalStore, Vault, VectorStore
+from hippo_resources import ChunkStore, Embedder, Ledger, LexicalStore, Vault, VectorStore
 from hippo_search.gaps import replay_gaps
 from hippo_search.pipeline import engine_from_resources
 
@@ -116,23 +124,63 @@ def _plot(report: dict) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
+def _own_vault(
+    golden: Path,
+    vault: Vault,
+    lexical_store: LexicalStore,
+    vector_store: VectorStore,
+    chunk_store: ChunkStore,
+    embedder: Embedder,
+    ledger: Ledger,
+) -> dict:
+    """The person's own vault measured on its live index: the golden questions that apply to it, the
+    questions judged useful in feedback and the answered gaps. Metadata only (the regression baseline is
+    the golden set's); `note` says why there is nothing or little to measure."""
+    if lexical_store.manifest() is None:
+        return {"note": "nothing indexed yet"}
+    items, sources = own_vault_items(
+        load_golden(golden), vault.path, ledger.feedback(), ledger.gaps(status="answered")
+    )
+    out: dict = {"sources": sources}
+    if not sources["feedback"] and not sources["answered_gaps"]:
+        out["note"] = "no useful feedback and no answered gaps recorded yet: only golden questions that apply"
+    if not items:
+        out["note"] = "no golden question applies to this vault, and no useful feedback or answered gap yet"
+        return out
+    engine = engine_from_resources(lexical_store, vector_store, embedder, vault, chunk_store=chunk_store)
+    report = evaluate(engine, items)
+    out.update(overall=report["overall"], by_category=report["by_category"])
+    return out
+
+
 @asset(
     group_name="quality",
     kinds={"python", "sqlite"},
+    deps=[lexical_index, embeddings],
     description="Runs the golden set on a throwaway copy of the stores and stores the metrics with the run "
-    "signature in the ledger; the blocking check fails on a regression against the last accepted baseline.",
+    "signature in the ledger; the blocking check fails on a regression against the last accepted baseline. "
+    "Also measures the person's own vault on its live index (after the index): the golden questions that "
+    "apply, plus questions from useful feedback and answered gaps (metadata `own_vault`).",
 )
 def eval_report(
-    context: AssetExecutionContext, config: EvalReportConfig, embedder: Embedder, ledger: Ledger
+    context: AssetExecutionContext,
+    config: EvalReportConfig,
+    embedder: Embedder,
+    ledger: Ledger,
+    vault: Vault,
+    lexical_store: LexicalStore,
+    vector_store: VectorStore,
+    chunk_store: ChunkStore,
 ) -> MaterializeResult:
     started = time.monotonic()
     try:
         overrides = json.loads(config.ranking_overrides) if config.ranking_overrides else None
     except json.JSONDecodeError as exc:
         raise Failure(f"ranking_overrides is not JSON: {exc}") from None
+    golden = Path(config.golden) if config.golden else DEFAULT_GOLDEN
     try:
         report = run_golden(
-            Path(config.golden) if config.golden else DEFAULT_GOLDEN,
+            golden,
             Path(config.vault) if config.vault else DEFAULT_VAULT,
             embedder,
             overrides,
@@ -154,6 +202,7 @@ def eval_report(
     )
     overall = report["overall"]
     context.log.info(f"golden set: Hit@1 {overall['hit@1']:.3f}, MRR@10 {overall['mrr@10']:.3f}")
+    own = _own_vault(golden, vault, lexical_store, vector_store, chunk_store, embedder, ledger)
     return MaterializeResult(
         metadata={
             "eval_run_id": run_id,
@@ -162,6 +211,7 @@ def eval_report(
             **{k: float(overall[k]) for k in ("hit@1", "hit@3", "hit@10", "mrr@10", "ndcg@10", "section@1")},
             "by_category": MetadataValue.json(report["by_category"]),
             "plot": MetadataValue.md(f"![metrics](data:image/png;base64,{_plot(report)})"),
+            "own_vault": MetadataValue.json(own),
             "seconds": round(time.monotonic() - started, 1),
         }
     )

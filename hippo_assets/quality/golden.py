@@ -38,7 +38,7 @@ from hippo_resources import Embedder, HippoResources, build_resources
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import SearchEngine, engine_from_resources
 
-Category = Literal["lexical", "semantic", "hybrid", "cross-lingual", "alias"]
+Category = Literal["lexical", "semantic", "hybrid", "cross-lingual", "alias", "feedback", "answered-gap"]
 GOLDEN_METRICS = ("hit@1", "hit@3", "hit@10", "mrr@10", "ndcg@10")
 DEFAULT_GOLDEN = Path(__file__).with_name("golden.jsonl")
 CHECKOUT = Path(__file__).resolve().parents[2]
@@ -101,10 +101,12 @@ def vault_documents(vault: Path) -> dict[str, tuple[str, list[str], str]]:
     return docs
 
 
-def validate(items: list[GoldenItem], vault: Path) -> list[str]:
+def validate(
+    items: list[GoldenItem], vault: Path, docs: dict[str, tuple[str, list[str], str]] | None = None
+) -> list[str]:
     """Every problem that would make a metric meaningless: found before any search runs."""
     problems: list[str] = []
-    docs = vault_documents(vault)
+    docs = vault_documents(vault) if docs is None else docs
     seen: set[str] = set()
     for item in items:
         where = f"{item.id}"
@@ -226,6 +228,58 @@ def _grouped(rows: list[dict[str, Any]], key: str) -> dict[str, dict[str, float]
     for r in rows:
         groups[r[key]].append(r)
     return {k: _mean(v) for k, v in sorted(groups.items())}
+
+
+def _lang(text: str) -> Literal["ko", "en"]:
+    return "ko" if any("\uac00" <= c <= "\ud7a3" for c in text) else "en"
+
+
+def own_vault_items(
+    golden: list[GoldenItem],
+    vault: Path,
+    feedback: list[dict[str, Any]],
+    answered_gaps: list[dict[str, Any]],
+) -> tuple[list[GoldenItem], dict[str, int]]:
+    """The questions a person's own vault can be measured on: the golden items that validate against it,
+    each question judged useful in feedback (its useful anchors' documents expected), and each answered
+    gap (the section that answered it expected). Feedback or gaps naming a document the vault no longer
+    indexes are left out. Returns the items and how many came from each source."""
+    docs = vault_documents(vault)
+    applies = [item for item in golden if not validate([item], vault, docs)]
+    useful: dict[str, set[str]] = defaultdict(set)
+    for row in feedback:
+        if row.get("useful"):
+            useful[str(row["query"])].add(str(row["anchor"]))
+    items = list(applies)
+    n_feedback = 0
+    for query, anchors in sorted(useful.items()):
+        expected = sorted({a.split("#", 1)[0] for a in anchors} & set(docs))
+        if query.strip() and expected:
+            n_feedback += 1
+            items.append(
+                GoldenItem(
+                    id=f"feedback-{n_feedback:03d}",
+                    query=query,
+                    expected=expected,
+                    category="feedback",
+                    lang=_lang(query),
+                )
+            )
+    n_gaps = 0
+    for gap in answered_gaps:
+        path = str(gap.get("answered_by") or "").split("#", 1)[0]
+        if str(gap.get("query", "")).strip() and path in docs:
+            n_gaps += 1
+            items.append(
+                GoldenItem(
+                    id=f"gap-{n_gaps:03d}",
+                    query=str(gap["query"]),
+                    expected=[path],
+                    category="answered-gap",
+                    lang=_lang(str(gap["query"])),
+                )
+            )
+    return items, {"golden": len(applies), "feedback": n_feedback, "answered_gaps": n_gaps}
 
 
 def build_throwaway_stores(vault: Path, workdir: Path, embedder: Embedder) -> HippoResources:

@@ -13,6 +13,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import date, timedelta
+from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +25,7 @@ INDEX_PAGES = frozenset({"HOME.md", "index.md"})
 # Folders whose notes are the pipeline's or are kept as received: not expected to link or be linked.
 NOT_LINKED = (
     layout.INBOX + "/",
+    layout.TODO + "/",
     layout.SOURCES + "/",
     layout.REVIEWS + "/",
     layout.OPS + "/",
@@ -90,9 +92,18 @@ def _orphan_candidate(o: Outline) -> bool:
     )
 
 
-def lint_structure(outlines: Mapping[str, Outline], attachments: Iterable[str] = ()) -> list[Finding]:
-    """L1 over every note's outline: links, anchors, frontmatter, orphans, exact duplicates."""
-    resolver = LinkResolver(outlines, attachments)
+def _attachment_target(target: str) -> bool:
+    """A link to a file that is not a note (`diagram.png`, `paper.pdf`): it names its extension."""
+    suffix = PurePosixPath(target).suffix.lower()
+    return bool(suffix) and suffix not in (".md", ".markdown") and len(suffix) <= 6 and suffix[1:].isalnum()
+
+
+def lint_structure(
+    outlines: Mapping[str, Outline], attachments: Iterable[str] | None = None
+) -> list[Finding]:
+    """L1 over every note's outline: links, anchors, frontmatter, orphans, exact duplicates. Links to
+    attachments are checked against `attachments` when it is given, and not checked when it is None."""
+    resolver = LinkResolver(outlines, attachments or ())
     findings: list[Finding] = []
     linked: set[str] = set()
     headings = {p: {h.casefold() for h in o.headings} for p, o in outlines.items()}
@@ -107,7 +118,11 @@ def lint_structure(outlines: Mapping[str, Outline], attachments: Iterable[str] =
         for link in o.links:
             target = resolver.note(link.target, path)
             if target is None:
-                if link.target and resolver.attachment(link.target):
+                if (
+                    link.target
+                    and _attachment_target(link.target)
+                    and (attachments is None or resolver.attachment(link.target))
+                ):
                     continue
                 findings.append(
                     Finding(

@@ -40,11 +40,12 @@ def outline(path: str, text: str) -> Outline:
     """Read a note leniently (never raises for a readable note)."""
     note = frontmatter.parse_note(text, path)
     dates: dict[str, str] = {}
-    try:
-        raw, _ = frontmatter.split(text)
-        data = frontmatter.parse_mapping(raw)
-    except frontmatter.FrontmatterError:
-        data = {}
+    data = {
+        **(note.fm.model_extra or {}),
+        **note.foreign,
+        "created": note.fm.created,
+        "updated": note.fm.updated,
+    }
     for field in _DATE_FIELDS:
         value = data.get(field)
         if value is None:

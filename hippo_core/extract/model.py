@@ -13,6 +13,7 @@ ErrorKind = Literal[
     "unsupported",  # a file name this package does not read
     "too_large",  # over `max_bytes`, or more pages, slides or cells than the limits allow
     "zip_bomb",  # an archive whose members or uncompressed size are over the limits
+    "xml_too_large",  # a package part whose XML is bigger, or holds more elements, than a reader may build
     "encrypted",  # needs a password
     "no_text_layer",  # a scanned PDF: pictures of text, nothing to read without OCR
     "corrupt",  # truncated or not the format its name says
@@ -31,6 +32,10 @@ class ExtractLimits(BaseModel, frozen=True):
     max_pages: int = Field(default=2_000, ge=1)  # PDF pages and PPTX slides
     max_cells: int = Field(default=500_000, ge=1)  # XLSX cells read, over all sheets
     max_chars: int = Field(default=20_000_000, ge=1)  # Markdown characters produced
+    # XML a reader builds a tree of (python-docx, python-pptx, ElementTree: ~150-250 bytes per element):
+    # each part's unzipped size, and the elements of all such parts, counted by a streaming pass first.
+    max_xml_part_bytes: int = Field(default=64 * MiB, ge=1)
+    max_xml_elements: int = Field(default=1_000_000, ge=1)
 
 
 _PLACEHOLDER_TITLE = re.compile(

@@ -35,7 +35,14 @@ def _trim(rows: list[list[str]]) -> list[list[str]]:
 def read_xlsx(data: bytes, limits: ExtractLimits) -> Extraction:
     import openpyxl
 
-    open_zip(data, "XLSX", limits, required=("[Content_Types].xml", "xl/workbook.xml")).close()
+    # Sheets are streamed by openpyxl's read-only mode (bounded by max_cells); the rest is built as trees.
+    open_zip(
+        data,
+        "XLSX",
+        limits,
+        required=("[Content_Types].xml", "xl/workbook.xml"),
+        streamed=("xl/worksheets/",),
+    ).close()
     workbook = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
     blocks: list[str] = []
     anchors: list[str] = []
@@ -49,7 +56,7 @@ def read_xlsx(data: bytes, limits: ExtractLimits) -> Extraction:
                 warnings.append(f"hidden sheet included: {sheet.title}")
             rows: list[list[str]] = []
             for row in sheet.iter_rows(values_only=True):
-                cells += len(row)
+                cells += max(len(row), 1)  # an empty row costs a list too: 10M `<row/>` are not free
                 if cells > limits.max_cells:
                     raise ExtractionError("too_large", f"XLSX has more than {limits.max_cells:,} cells")
                 rows.append([_value(v) for v in row])

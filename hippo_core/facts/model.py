@@ -109,7 +109,8 @@ class Qualifiers(BaseModel):
         return (norm_text(self.edition or ""), norm_text(self.lineage or ""), norm_text(self.project or ""))
 
 
-Trust = Literal["human_edit", "verified", "llm_draft", "agent", "imported"]
+# The vault's trust levels (hippo_core.vault.governance) and `agent` for conversations and work memory.
+Trust = Literal["source", "human_edit", "llm_summary", "llm_context", "web_staging", "agent"]
 
 
 class Provenance(BaseModel):

@@ -16,7 +16,8 @@ from hippo_core.facts.model import Cardinality, norm_text, subject_key
 PREDICATES: dict[str, tuple[Cardinality, tuple[str, ...]]] = {
     "lives_in": ("single", ("lives in", "residence", "home city", "거주지", "사는 곳", "사는곳")),
     "caffeine_cutoff": ("single", ("caffeine cutoff", "카페인 컷오프", "카페인 마감")),
-    "works_at": ("single", ("employer", "works at", "직장", "근무처", "회사")),
+    # Jobs can be held at once (a second job, an adjunct post): a new employer is put to the LLM or a person.
+    "works_at": ("unknown", ("employer", "works at", "직장", "근무처", "회사")),
     "uses_library": ("single", ("library", "라이브러리", "uses")),
     "version": ("single", ("버전",)),
     "count": ("single", ("number of", "개수", "수")),
@@ -64,10 +65,14 @@ class SubjectIndex:
                 if k:
                     self._keys.setdefault(k, canonical)
 
-    def resolve(self, name: str) -> str:
+    def key_of(self, name: str) -> str:
         """The subject key of a name: its note's title key when a note names it, else the name's own key."""
         k = subject_key(name)
         return self._keys.get(k, k)
+
+    def pairs(self) -> list[tuple[str, str]]:
+        """(name key, subject key) for every name that is not its subject's own key."""
+        return sorted((k, v) for k, v in self._keys.items() if k != v)
 
     def names_of(self, key: str) -> list[str]:
         """Every name (lower-cased) that resolves to this subject."""

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from hippo_core.conversations import Conversation, Message
 from hippo_core.index.chunking import ChunkParams, chunk_document, index_text
+from hippo_core.ranking.time import iso_time
 from hippo_core.vault.fingerprints import chunk_id, embed_hash, sha256_text
 
 CONVERSATIONS_ROOT = "conversations"
@@ -81,7 +82,7 @@ EXCHANGE_CONTEXT_CHARS = 400
 EXCHANGE_CONTEXT_MESSAGES = 1
 """How many messages before a reply its exchange row carries. Chosen on LoCoMo conversation 26 through the
 product path by fused Hit@1 + Hit@10 (one message and the day 0.355 + 0.838, two and the day 0.315 + 0.868,
-one without the day 0.320 + 0.817); conversation 30 is the one reported (README "Left-out figures")."""
+one without the day 0.320 + 0.817); conversation 30 is the one reported (CHANGELOG.md)."""
 
 
 def message_day(timestamp: str | None) -> str:
@@ -218,6 +219,7 @@ def _row(
         "tags": [conv.source],
         "conversation_id": conv.conversation_id,
         "project": conv.project,
+        "date": iso_time(extra.get("updated")),  # the event time: when the message was written
         **extra,
     }
 

@@ -5,9 +5,9 @@ far ahead of everything else the lexical lane should lead, where BM25 scatters o
 and the semantic pool has one clear winner the semantic lane should. `lane_signals` reads those signals
 off the two ranked lists (nothing else: no corpus statistics, no I/O), `FusionModel` turns them into a
 share with a logistic model whose weights live in `adaptive_fusion.json` (trained by
-`python -m eval.loso --train`, which records its command and data in the file), and `fuse_adaptive`
-fuses with that share. `fuse_with_weak` keeps the semantic-only hits under the solo-match floor apart,
-so a caller can return them after every hit that cleared it, marked weak, instead of dropping them.
+`python -m eval.loso --train`, which records its command and data in the file). The fusion itself is
+written once, in the search pipeline (`hippo_search.pipeline.fuse_lanes`, with the math of
+`ranking.fuse_with_weak`): `fusion: "adaptive"` there is convex fusion at the model's share.
 """
 
 from __future__ import annotations
@@ -15,13 +15,10 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from collections.abc import Iterable, Sequence
-from importlib import resources
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
-
-from hippo_core.ranking.ranking import Candidate, RankingParams, fuse, solo_match_floor
 
 BASE_FEATURES: tuple[str, ...] = (
     "lex_lead",
@@ -141,38 +138,7 @@ class FusionModel(BaseModel, frozen=True):
         return self.lo + (self.hi - self.lo) / (1.0 + math.exp(-z))
 
 
-def load_model(text: str | None = None) -> FusionModel:
-    """The shipped model (`hippo_core/ranking/adaptive_fusion.json`), or one from the given JSON text."""
-    if text is None:
-        text = resources.files("hippo_core.ranking").joinpath(WEIGHTS_FILE).read_text(encoding="utf-8")
+def load_model(text: str) -> FusionModel:
+    """A model from its JSON text (the shipped one is `adaptive_fusion.json` beside this module, read by
+    the search pipeline's `fusion_model`)."""
     return FusionModel.model_validate(json.loads(text))
-
-
-def fuse_with_weak(
-    lexical: Iterable[tuple[str, float]], semantic: Iterable[tuple[str, float]], params: RankingParams
-) -> tuple[list[Candidate], list[Candidate]]:
-    """`fuse`, plus the semantic-only hits it drops under the floor (best similarity first): the weak hits."""
-    lexical, semantic = list(lexical), list(semantic)
-    kept = fuse(lexical, semantic, params)
-    floor = solo_match_floor([s for _, s in semantic], params)
-    lex_ids = {cid for cid, _ in lexical}
-    weak = [
-        Candidate(chunk_id=cid, semantic_rank=rank, semantic_score=sim)
-        for rank, (cid, sim) in enumerate(semantic, start=1)
-        if cid not in lex_ids and sim < floor
-    ]
-    return kept, weak
-
-
-def fuse_adaptive(
-    query: str,
-    lexical: Iterable[tuple[str, float]],
-    semantic: Iterable[tuple[str, float]],
-    params: RankingParams,
-    model: FusionModel,
-) -> tuple[list[Candidate], list[Candidate], float]:
-    """Convex fusion with the model's per-query share: (kept, weak, share)."""
-    lexical, semantic = list(lexical), list(semantic)
-    share = model.share(lane_signals(query, lexical, semantic))
-    kept, weak = fuse_with_weak(lexical, semantic, params.model_copy(update={"lexical_share": share}))
-    return kept, weak, share

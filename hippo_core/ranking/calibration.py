@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from pathlib import Path
 
 from pydantic import BaseModel, ValidationError
 
@@ -82,14 +81,15 @@ class LoadedCalibration(BaseModel):
         return base.model_copy(update={"semantic_strong": self.calibration.semantic_strong})
 
 
-def load_calibration(path: Path, embed_model: str) -> LoadedCalibration:
-    """Read `calibration.json`; it applies only to the embedder it was measured for."""
-    if not path.exists():
+def parse_calibration(text: str | None, embed_model: str) -> LoadedCalibration:
+    """`calibration.json`'s text (None: there is no such file); it applies only to the embedder it was
+    measured for."""
+    if text is None:
         return LoadedCalibration(
             calibration=None, status="missing: defaults in use (run `hippo eval calibrate`)"
         )
     try:
-        cal = Calibration.model_validate(json.loads(path.read_text(encoding="utf-8")))
+        cal = Calibration.model_validate(json.loads(text))
     except (ValueError, ValidationError) as exc:
         return LoadedCalibration(
             calibration=None, status=f"unreadable ({exc.__class__.__name__}): defaults in use"

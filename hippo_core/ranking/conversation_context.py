@@ -17,7 +17,7 @@ label its text opens with ("Jon: …", as transcripts and LoCoMo write it), else
 names exactly one of the candidate turns' speakers, that speaker's turns are multiplied by 1 + speaker_boost.
 A speaker every turn shares a name with (one person talking to an assistant) changes no order.
 
-Weights are chosen leaving one LoCoMo conversation out (`python -m eval.locomo_context`), see the README.
+Weights are chosen leaving one LoCoMo conversation out (`python -m eval.locomo_context`), see docs/search.md and CHANGELOG.md.
 Pure: the caller passes each candidate's place.
 """
 

@@ -27,7 +27,7 @@ class RankingParams(BaseModel, frozen=True):
     # How the lanes are combined. "convex": lexical_share × (BM25 / best BM25) + (1 − lexical_share) ×
     # (similarity min-max scaled over the semantic pool). Unlike RRF it keeps how far ahead a lane's
     # best hit is: on KorQuAD, RRF (k 10) fell 7 points of Hit@1 below BM25 alone, convex fusion beat it
-    # (README, "Ranking defaults, measured"). "rrf": weighted reciprocal-rank fusion, rrf_k and lane weights.
+    # (docs/search.md, "Why the defaults are what they are"). "rrf": weighted reciprocal-rank fusion, rrf_k and lane weights.
     # "adaptive": convex fusion with a lexical share decided per query from the lanes' own signals
     # (hippo_core/ranking/adaptive_fusion.py, weights in adaptive_fusion.json, chosen by `python -m eval.loso`).
     fusion: Literal["convex", "rrf", "adaptive"] = "convex"
@@ -56,7 +56,7 @@ class RankingParams(BaseModel, frozen=True):
     # Conversation context (hippo_core/ranking/conversation_context.py): a candidate turn gains from the best fused
     # score of the turn before and after it (neighbour) and of the one after it once more (reply), and a
     # turn of the one speaker the query names is lifted. Chosen leaving one LoCoMo conversation out
-    # (`python -m eval.locomo_context`, README "Conversation context"): left out, fused Hit@1 0.325 → 0.380
+    # (`python -m eval.locomo_context`, CHANGELOG.md "Conversation context"): left out, fused Hit@1 0.325 → 0.380
     # and Hit@10 0.789 → 0.809 over 997 questions; these values are the grid point chosen on all five.
     conversation_neighbour_weight: float = Field(default=0.5, ge=0)
     conversation_reply_weight: float = Field(default=0.2, ge=0)
@@ -101,6 +101,17 @@ class RankingParams(BaseModel, frozen=True):
     governance: bool = True
     freshness_half_life_days: float = Field(default=365.0, gt=0)
     freshness_floor: float = Field(default=0.85, ge=0, le=1)
+    # Time (hippo_core/ranking/time.py newest_first): a dated result moves above an older one it scores
+    # within this ratio of; > 1 turns it off. Chosen with the reported questions left out (docs/time.md).
+    stale_factor: float = Field(
+        default=0.5, ge=0, le=1, description="× for a section whose facts were all superseded (marked stale)"
+    )
+    time_past_cues: bool = Field(
+        default=True, description="no newest-first for a question about the past (time.about_the_past)"
+    )
+    time_window: float = Field(
+        default=1.01, ge=0, description="newest first among results scoring ≥ window × each other"
+    )
 
     def without_conversation_context(self) -> RankingParams:
         """These parameters with the conversation-context stage off (each lane alone, fusion alone)."""
@@ -159,6 +170,22 @@ def fuse(
 
 
 _Part = Callable[[int, float], float]
+
+
+def fuse_with_weak(
+    lexical: Iterable[tuple[str, float]], semantic: Iterable[tuple[str, float]], params: RankingParams
+) -> tuple[list[Candidate], list[Candidate]]:
+    """`fuse`, plus the semantic-only hits it drops under the floor (best similarity first): the weak hits."""
+    lexical, semantic = list(lexical), list(semantic)
+    kept = fuse(lexical, semantic, params)
+    floor = solo_match_floor([s for _, s in semantic], params)
+    lex_ids = {cid for cid, _ in lexical}
+    weak = [
+        Candidate(chunk_id=cid, semantic_rank=rank, semantic_score=sim)
+        for rank, (cid, sim) in enumerate(semantic, start=1)
+        if cid not in lex_ids and sim < floor
+    ]
+    return kept, weak
 
 
 def _lane_parts(

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from hippo_core.index.chunking import ChunkParams, chunk_document, index_text
+from hippo_core.ranking.time import note_date
 from hippo_core.safety.scrub import scrub_value
 from hippo_core.safety.text_input import decode_utf8
 from hippo_core.vault import frontmatter
@@ -31,6 +32,7 @@ class Document(BaseModel):
     tags: list[str]
     created: str | None
     updated: str | None
+    date: str | None = None  # event time (hippo_core/ranking/time.py note_date): `date:`, else `created:`
     lane: str
     body: str
     body_hash: str
@@ -68,6 +70,7 @@ def parse_document(path: str, data: bytes) -> Document:
         tags=fm.tags,
         created=fm.created,
         updated=fm.updated,
+        date=note_date((fm.model_extra or {}).get("date"), fm.created),
         lane=lane_for_path(path),
         body=body,
         body_hash=sha256_text(body),
@@ -125,6 +128,7 @@ def chunk_rows(doc: Document, model_id: str, params: ChunkParams | None = None) 
                 "aliases": doc.aliases,
                 "tags": doc.tags,
                 "updated": doc.updated or doc.created,
+                "date": doc.date,
             }
         )
     return rows

@@ -10,11 +10,12 @@ import numpy as np
 import polars as pl
 from dagster import materialize
 
-from hippo_assets.index.assets import _ledger_from_store, lexical_texts, vault_documents
+from hippo_assets.index.assets import lexical_texts, vault_documents
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.tokenize import Tokenizer
 from hippo_core.settings import HippoSettings
 from hippo_resources import LexicalStore, build_resources
+from hippo_resources.vector_ledger import ledger_from_store
 from tests.assets.test_pipeline import checks, meta
 from tests.conftest import run_graph
 
@@ -255,7 +256,7 @@ def vector_rows(settings: HippoSettings) -> pl.DataFrame:
     """What the live collection holds: id, stored metadata, dimension and norm, sorted by id."""
     store = build_resources(settings)["vector_store"]
     collection = store.collection()
-    return _ledger_from_store(store, collection).sort("chunk_id")
+    return ledger_from_store(store, collection).sort("chunk_id")
 
 
 def test_chunks_and_embeddings_reuse_unchanged_rows_and_equal_a_rebuild(

@@ -9,13 +9,11 @@ import pytest
 from hippo_core.ranking.adaptive_fusion import (
     FEATURES,
     FusionModel,
-    fuse_adaptive,
-    fuse_with_weak,
     hangul_share,
     lane_signals,
-    load_model,
 )
-from hippo_core.ranking.ranking import RankingParams, fuse
+from hippo_core.ranking.ranking import RankingParams, fuse, fuse_with_weak
+from hippo_search.pipeline import fuse_lanes, fusion_model, fusion_share
 
 LEXICAL = [("a", 10.0), ("b", 6.0), ("c", 5.0)]
 SEMANTIC = [("b", 0.90), ("d", 0.86), ("a", 0.85), ("e", 0.84), ("f", 0.80)]
@@ -77,9 +75,13 @@ def test_a_model_names_its_signals() -> None:
 
 def test_adaptive_fusion_is_convex_fusion_at_the_models_share() -> None:
     model = FusionModel(bias=math.log(0.6 / 0.4))  # share 0.6 for every query
-    kept, weak, share = fuse_adaptive("q", LEXICAL, SEMANTIC, RankingParams(), model)
-    assert share == pytest.approx(0.6)
+    adaptive = RankingParams(fusion="adaptive", weak_hits=False)
+    assert fusion_share(LEXICAL, SEMANTIC, adaptive, "q", model) == pytest.approx(0.6)
+    kept = fuse_lanes(LEXICAL, SEMANTIC, adaptive, "q", model)
     assert [c.chunk_id for c in kept] == [c.chunk_id for c in fuse(LEXICAL, SEMANTIC, RankingParams())]
+    assert [c.score for c in kept] == pytest.approx(
+        [c.score for c in fuse(LEXICAL, SEMANTIC, RankingParams())]
+    )
 
 
 def test_weak_hits_are_the_semantic_only_hits_under_the_floor() -> None:
@@ -92,7 +94,7 @@ def test_weak_hits_are_the_semantic_only_hits_under_the_floor() -> None:
 
 
 def test_shipped_model_loads() -> None:
-    model = load_model()
+    model = fusion_model()
     assert set(model.features) <= set(FEATURES)
     assert model.trained.get("command", "").startswith("python -m eval.loso train")
     assert 0.0 <= model.share(lane_signals("q", LEXICAL, SEMANTIC)) <= 1.0

@@ -57,8 +57,9 @@ def test_links_inside_code_fences_and_block_refs_are_not_checked() -> None:
     assert lint_structure(o(files), attachments=["assets/diagram.png"]) == []
 
 
-def test_a_missing_attachment_is_a_broken_link() -> None:
-    assert rules(lint_structure(o(CLEAN))) == [("broken_link", "notes/image-note.md")]
+def test_a_missing_attachment_is_a_broken_link_when_attachments_are_known() -> None:
+    assert rules(lint_structure(o(CLEAN), attachments=[])) == [("broken_link", "notes/image-note.md")]
+    assert lint_structure(o(CLEAN)) == []  # attachments not listed: links to them are not checked
 
 
 def test_an_orphan_is_a_note_with_no_link_in_or_out() -> None:

@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 from eval import loso
-from hippo_core.ranking.adaptive_fusion import fuse_with_weak
-from hippo_core.ranking.ranking import RankingParams
+from hippo_core.ranking.ranking import RankingParams, fuse_with_weak
 
 TINY = Path(__file__).resolve().parents[1] / "fixtures" / "beir-tiny"
 

@@ -23,7 +23,10 @@ def test_a_new_result_becomes_a_page_and_a_row_of_the_index(
     monkeypatch.setenv("EVAL_RESULTS_DIR", str(results))
     figures = {
         "Hit@1": {"scifact": {"queries": 300, "lexical": 0.577, "fused": 0.62}},
-        "readers": [{"format": "pdf", "reader": "hippo", "ms/doc": 12.5}],
+        "readers": [
+            {"format": "pdf", "reader": "hippo", "ms/doc": 12.5},
+            {"format": "pdf", "reader": "pypdf"},
+        ],
         "docs": 464,
     }
     write_result("bench", figures, ["../shared/eval-data/scifact", "--max-queries", "300"])
@@ -33,6 +36,6 @@ def test_a_new_result_becomes_a_page_and_a_row_of_the_index(
     page = (out / "bench.md").read_text(encoding="utf-8")
     assert "python -m eval.bench ../shared/eval-data/scifact --max-queries 300" in page
     assert "| scifact | 300 | 0.577 | 0.620 |" in page
-    assert "| pdf | hippo | 12.5 |" in page and "- docs: 464" in page
+    assert "| pdf | hippo | 12.5 |" in page and "| pdf | pypdf | – |" in page and "- docs: 464" in page
     assert "[bench](bench.md)" in (out / "index.md").read_text(encoding="utf-8")
     assert not (out / "gone.md").exists()  # a page whose result is gone is removed

@@ -8,6 +8,7 @@ from pathlib import Path
 from dagster import DagsterInstance, materialize
 
 from hippo_assets.quality import assets as quality
+from hippo_assets.quality.golden import own_vault_items
 from hippo_core.settings import HippoSettings
 from hippo_resources import Ledger, build_resources
 from hippo_search.bundle import build_bundle
@@ -52,6 +53,13 @@ def test_a_zero_hit_becomes_a_gap_then_is_answered_after_ingest(indexed: HippoSe
     probe = again.asset_materializations_for_node("gap_probe")[0].metadata
     assert probe["answered"].value == 1
     assert ledger.gaps() == [] and ledger.gaps("answered")[0]["answered_by"].endswith("#Checklist")
+    # the nightly evaluation of the person's vault asks the answered gap again, its section's note expected
+    [item], sources = own_vault_items([], indexed.vault, ledger.feedback(), ledger.gaps("answered"))
+    assert sources == {"golden": 0, "feedback": 0, "answered_gaps": 1} and item.category == "answered-gap"
+    assert (item.query, item.expected) == (
+        "QUOKKA migration checklist?",
+        [ledger.gaps("answered")[0]["answered_by"].split("#")[0]],
+    )
     queue = (indexed.vault / "30-reviews/gap-queue.md").read_text(encoding="utf-8")
     assert "## Open (0)" in queue and "QUOKKA migration checklist? → [[" in queue
     # unchanged gaps → byte-identical page, no new commit
@@ -94,6 +102,19 @@ def test_eval_report_regression_check_blocks_a_degraded_parameter_set(indexed: H
     assert check.passed and "first baseline" in check.metadata["baseline"].value
     meta = first.asset_materializations_for_node("eval_report")[0].metadata
     assert meta["hit@1"].value >= 0.75 and meta["plot"].value.startswith("![metrics](data:image/png;base64,")
+    # the person's own vault, on its live index: the golden questions that apply, no feedback yet (said so)
+    own = meta["own_vault"].value
+    n_golden = len(GOLDEN.read_text(encoding="utf-8").splitlines())
+    assert own["sources"] == {"golden": n_golden, "feedback": 0, "answered_gaps": 0}
+    assert "no useful feedback" in own["note"] and own["overall"]["n"] == n_golden
+    ledger = Ledger(path=str(indexed.ledger_path))
+    ledger.record_feedback(
+        "what temperature for the bedroom", "20-wiki/health/sleep-hygiene.md#침실 환경", True
+    )
+    ledger.record_feedback(
+        "what temperature for the bedroom", "20-wiki/data/dagster-assets.md#Overview", False
+    )
+    ledger.record_feedback("a note that left", "20-wiki/gone.md#x", True)  # no longer indexed: left out
 
     # reciprocal-rank fusion with both lanes weighted to zero: every candidate ties, the order is arbitrary
     degraded = evaluate(
@@ -108,5 +129,7 @@ def test_eval_report_regression_check_blocks_a_degraded_parameter_set(indexed: H
     )
     [check] = degraded.get_asset_check_evaluations()
     assert not check.passed and check.metadata["drop_mrr@10"].value > 0.02
-    ledger = Ledger(path=str(indexed.ledger_path))
     assert ledger.latest_eval()["accepted"] == 0  # a regression never becomes the baseline
+    own = degraded.asset_materializations_for_node("eval_report")[0].metadata["own_vault"].value
+    assert own["sources"] == {"golden": n_golden, "feedback": 1, "answered_gaps": 0} and "note" not in own
+    assert own["by_category"]["feedback"]["n"] == 1 and own["overall"]["n"] == n_golden + 1

@@ -14,7 +14,7 @@ from hippo_core.vault.vault_layout import is_indexed
 from hippo_resources import Vault
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
-from sensors.vault import build_vault_sensor, vault_look
+from sensors.vault import build_vault_sensor
 
 SENSOR = build_vault_sensor("refresh_job")
 NOTE = "20-wiki/health/sleep-hygiene.md"
@@ -32,11 +32,11 @@ def test_the_look_lists_the_notes_the_pipeline_indexes(vault: Path) -> None:
     outside = vault.parent / "outside.md"
     outside.write_text("# outside\n", encoding="utf-8")
     os.symlink(outside, vault / "20-wiki" / "linked-out.md")
-    look = vault_look(Vault(root=str(vault)))
+    look = Vault(root=str(vault)).look(indexed_only=True).notes
     reader = Vault(root=str(vault))
     assert set(look) == {rel for rel in reader.markdown_files() if is_indexed(rel)}
     assert NOTE in look and "20-wiki/linked-out.md" not in look
-    with_inbox = vault_look(reader, inbox=True)
+    with_inbox = reader.look(indexed_only=True, inbox=True).stats()
     assert set(with_inbox) - set(look) == set(reader.inbox_files())
     assert all(size == (vault / rel).stat().st_size for rel, (size, _) in look.items())
 
@@ -48,17 +48,17 @@ def test_the_look_skips_what_hippoignore_skips(vault: Path) -> None:
     (vault / "20-wiki" / "keep.scratch.md").write_text("# Kept\n", encoding="utf-8")
     (vault / "00-inbox" / "waiting.md").write_text("# Waiting\n", encoding="utf-8")
     reader = Vault(root=str(vault))
-    assert "20-wiki/drafts/draft.md" in vault_look(reader)  # nothing ignored yet
+    assert "20-wiki/drafts/draft.md" in reader.look(indexed_only=True).notes  # nothing ignored yet
     (vault / ".hippoignore").write_text(
         "# drafts and scratch notes stay out\ndrafts/\n*scratch.md\n!keep.scratch.md\n00-inbox/\n",
         encoding="utf-8",
     )
-    look = vault_look(reader)
+    look = reader.look(indexed_only=True).notes
     assert set(look) == {rel for rel in reader.markdown_files() if is_indexed(rel)}
     assert "20-wiki/keep.scratch.md" in look and NOTE in look
     assert not {"20-wiki/drafts/draft.md", "20-wiki/scratch.md"} & set(look)
     # the inbox is still looked at for `hippo watch`, as `inbox_files` lists it
-    assert set(vault_look(reader, inbox=True)) - set(look) == set(reader.inbox_files())
+    assert set(reader.look(indexed_only=True, inbox=True).stats()) - set(look) == set(reader.inbox_files())
 
 
 def test_fingerprint_and_changes_follow_size_and_mtime() -> None:

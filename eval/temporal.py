@@ -1,0 +1,347 @@
+"""Search that knows time, on LongMemEval-S's knowledge-update (KU) and temporal-reasoning (TR) questions.
+
+    python -m eval.temporal DIR --mode lexical|semantic|hybrid --out RUN.jsonl [--max-questions N]
+
+DIR is the unpacked `longmemeval-dev` set (its README defines the layout and the metrics). Each question's
+folder `vault/<qid>/` is indexed alone through the product's index assets (`vault_documents`, `chunks`,
+`embeddings`, `lexical_index`: what `hippo run` materializes; `lexical` mode skips `embeddings`, so
+nothing is embedded) into `--work/<qid>/`, kept between runs and modes (a second mode re-embeds nothing).
+Each question is asked with the product's search at its `now` and every KU question also at `ku.as_of`;
+RUN.jsonl gets one line per question and probe: {"qid", "probe": "now"|"asof", "ranked": [...]} with
+`<path>#<heading>` anchors relative to DIR.
+
+`--reuse-hits RUN.hits.jsonl` re-ranks an earlier run's hits (what each search returned with the stage
+off, written beside --out) without indexing or searching again.
+
+`time_window` (hippo_core/ranking/time.py) is the one parameter of the time stage. Besides the figures
+at the product's value, the report gives a 2-fold estimate: the questions are split by index (even, odd
+within each type); the window is chosen on one half from `GRID` and the other half is scored with it.
+The time stage is the pipeline's last, so each window's order is computed from one search's hits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from eval.results import write_result
+from hippo_core.ranking.time import about_the_past, newest_first
+
+GRID = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
+"""Windows tried by the 2-fold estimate (1.01: the time stage off)."""
+DEFAULT_WORK = Path("~/.cache/hippocampus/temporal")
+DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
+LIMIT = 10
+
+
+def load(folder: Path) -> tuple[list[dict[str, Any]], dict[tuple[str, str], str]]:
+    """Scored questions (abstentions left out, as the README says) and each (qid, session)'s datetime."""
+    questions = [
+        q
+        for q in map(json.loads, (folder / "questions.jsonl").read_text(encoding="utf-8").splitlines())
+        if not q["abstention"]
+    ]
+    sessions = {
+        (s["qid"], s["session"]): s["datetime"]
+        for s in map(json.loads, (folder / "sessions.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    return questions, sessions
+
+
+def index(notes: Path, home: Path, mode: str, cache: Path) -> Any:
+    """Index one question's notes with the product's index assets; returns its HippoSettings. The notes
+    are copied to the root of a vault `hippo init` made under `home` (DIR is only read)."""
+    from dagster import DagsterInstance, materialize
+
+    from hippo_assets.index.assets import chunks, embeddings, lexical_index, vault_documents
+    from hippo_cli.vault_init import init_vault
+    from hippo_core.settings import HippoSettings
+    from hippo_resources import build_resources
+
+    vault = home / "vault"
+    if not vault.exists():
+        init_vault(vault)
+        for note in sorted(notes.glob("*.md")):
+            shutil.copy2(note, vault / note.name)
+    settings = HippoSettings(vault=vault, home=home, embed_cache_path=cache.expanduser())
+    resources = build_resources(settings)
+    assets = [vault_documents, chunks, lexical_index]
+    if mode != "lexical":
+        assets.insert(2, embeddings)
+    result = materialize(assets, resources=resources, instance=DagsterInstance.ephemeral())
+    if not result.success:
+        raise RuntimeError(f"indexing {vault} failed")
+    return settings
+
+
+def probes(q: dict[str, Any]) -> list[tuple[str, str]]:
+    """(probe, as_of) pairs: every question at its `now`, a KU question also at `ku.as_of`."""
+    out = [("now", q["now"])]
+    if q["question_type"] == "knowledge-update":
+        out.append(("asof", q["ku"]["as_of"]))
+    return out
+
+
+def ask(engine: Any, q: dict[str, Any], as_of: str, mode: str) -> list[dict[str, Any]]:
+    """The search's hits with the time stage off (their relevance order), with score and date."""
+    from hippo_search.envelope import SearchRequest
+
+    off = engine.params.model_copy(update={"time_window": GRID[-1]})
+    response = engine.search(
+        SearchRequest(query=q["question"][:900], limit=LIMIT, mode=mode, as_of=as_of), params=off, log=False
+    )
+    return [{"anchor": h.anchor, "score": h.score, "date": h.date} for h in response.results]
+
+
+def ordered(hits: list[dict[str, Any]], window: float, query: str, cues: bool = True) -> list[dict[str, Any]]:
+    """The pipeline's time stage (`time_stage`) at `window` over one search's hits (`cues`: the
+    question-about-the-past gate, `time_past_cues`)."""
+    if cues and about_the_past(query):
+        return hits
+    order = newest_first(
+        [h["score"] for h in hits],
+        [h["date"] for h in hits],
+        window,
+        [h["anchor"].split("#", 1)[0] for h in hits],
+    )
+    return [hits[i] for i in order]
+
+
+def session_of(anchor: str) -> str:
+    """`2023-08-11-s01.md#Turn 07 - user` → `s01`."""
+    return anchor.split("#", 1)[0].rsplit("-", 1)[-1].removesuffix(".md")
+
+
+def ranks(ranked: Sequence[str]) -> dict[str, int]:
+    """Each session's best rank (1-based) in a ranked list of anchors."""
+    out: dict[str, int] = {}
+    for i, anchor in enumerate(ranked, 1):
+        out.setdefault(session_of(anchor), i)
+    return out
+
+
+def question_scores(
+    q: dict[str, Any], runs: dict[str, list[str]], dates: dict[tuple[str, str], str]
+) -> dict[str, float]:
+    """The README's metrics for one question (0/1 each), from its probes' ranked anchors."""
+    now = ranks(runs["now"])
+    evidence = q["evidence_sessions"]
+    found = [now[s] for s in evidence if s in now]
+    out = {
+        "hit@1": float(any(r <= 1 for r in found)),
+        "hit@5": float(any(r <= 5 for r in found)),
+        "hit@10": float(any(r <= 10 for r in found)),
+        "all@10": float(len(found) == len(evidence) and all(r <= 10 for r in found)),
+    }
+    if q["question_type"] != "knowledge-update":
+        return out
+    ku = q["ku"]
+    latest = now.get(ku["latest"])
+    stale = min((now[s] for s in ku["superseded"] if s in now), default=None)
+    out["current_first"] = float(latest is not None and (stale is None or latest < stale))
+    out["latest@1"] = float(latest == 1)
+    out["stale_only@5"] = float(stale is not None and stale <= 5 and (latest is None or latest > 5))
+    asof = ranks(runs["asof"])
+    out["asof_hit@1"] = float(any(asof.get(s) == 1 for s in ku["superseded"]))
+    out["leak@10"] = float(
+        any(dates[(q["qid"], s)] > ku["as_of"] for s, r in asof.items() if r <= 10 and (q["qid"], s) in dates)
+    )
+    return out
+
+
+KU_METRICS = ("hit@1", "hit@10", "current_first", "latest@1", "stale_only@5", "asof_hit@1", "leak@10")
+TR_METRICS = ("hit@1", "hit@5", "all@10")
+
+
+def summary(scored: list[tuple[dict[str, Any], dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """Means per question type, over the questions given."""
+    out: dict[str, dict[str, float]] = {}
+    for kind, names in (("knowledge-update", KU_METRICS), ("temporal-reasoning", TR_METRICS)):
+        rows = [s for q, s in scored if q["question_type"] == kind]
+        if rows:
+            out[kind] = {"n": len(rows), **{m: round(sum(r[m] for r in rows) / len(rows), 4) for m in names}}
+    return out
+
+
+def objective(figures: dict[str, dict[str, float]]) -> float:
+    """What a window is chosen for: the current value first (now and as of), no evidence lost (TR)."""
+    ku = figures.get("knowledge-update", {})
+    tr = figures.get("temporal-reasoning", {})
+    return (
+        ku.get("current_first", 0)
+        + ku.get("asof_hit@1", 0)
+        - ku.get("stale_only@5", 0)
+        + tr.get("hit@5", 0)
+        + tr.get("all@10", 0)
+    )
+
+
+def score_at(
+    questions: list[dict[str, Any]],
+    hits: dict[tuple[str, str], list[dict[str, Any]]],
+    dates: dict[tuple[str, str], str],
+    window: float,
+    cues: bool = True,
+) -> list[tuple[dict[str, Any], dict[str, float]]]:
+    out = []
+    for q in questions:
+        runs = {
+            p: [h["anchor"] for h in ordered(hits[(q["qid"], p)], window, q["question"], cues)]
+            for p, _ in probes(q)
+        }
+        out.append((q, question_scores(q, runs, dates)))
+    return out
+
+
+def two_fold(
+    questions: list[dict[str, Any]],
+    hits: dict[tuple[str, str], list[dict[str, Any]]],
+    dates: dict[tuple[str, str], str],
+    cues: bool = True,
+) -> dict[str, Any]:
+    """The window chosen on each half (even / odd index within each type), scored on the other half."""
+    halves: list[list[dict[str, Any]]] = [[], []]
+    seen: dict[str, int] = {}
+    for q in questions:
+        k = seen.get(q["question_type"], 0)
+        halves[k % 2].append(q)
+        seen[q["question_type"]] = k + 1
+    left_out: list[tuple[dict[str, Any], dict[str, float]]] = []
+    folds = []
+    for train, test in ((halves[0], halves[1]), (halves[1], halves[0])):
+        # best objective; on a tie the larger window (the smaller change to relevance order)
+        best = max(GRID, key=lambda w: (objective(summary(score_at(train, hits, dates, w, cues))), w))
+        scored = score_at(test, hits, dates, best, cues)
+        left_out += scored
+        folds.append(
+            {
+                "window": best,
+                "in_sample": summary(score_at(train, hits, dates, best, cues)),
+                "left_out": summary(scored),
+            }
+        )
+    return {"folds": folds, "left_out": summary(left_out)}
+
+
+def run(
+    folder: Path,
+    mode: str,
+    out: Path,
+    max_questions: int | None,
+    work: Path,
+    cache: Path,
+    reuse: Path | None = None,
+) -> dict[str, Any]:
+    from hippo_core.ranking.ranking import RankingParams
+    from hippo_search.pipeline import open_engine
+
+    questions, dates = load(folder)
+    if max_questions:
+        questions = questions[:max_questions]
+    hits: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    window, cues = RankingParams().time_window, RankingParams().time_past_cues
+    index_s = search_s = 0.0
+    if reuse is not None:  # the hits of an earlier run (`--reuse-hits`): the time stage again, no search
+        for line in reuse.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            hits[(row["qid"], row["probe"])] = row["hits"]
+        questions = [q for q in questions if (q["qid"], "now") in hits]
+    for n, q in enumerate([] if reuse is not None else questions, 1):
+        started = time.monotonic()
+        settings = index(folder / q["vault_dir"], work.expanduser() / q["qid"], mode, cache)
+        index_s += time.monotonic() - started
+        engine = open_engine(settings, log=False)
+        window, cues = engine.params.time_window, engine.params.time_past_cues
+        started = time.monotonic()
+        for probe, as_of in probes(q):
+            found = ask(engine, q, as_of, mode)
+            prefix = q["vault_dir"].rstrip("/") + "/"
+            hits[(q["qid"], probe)] = [{**h, "anchor": prefix + h["anchor"]} for h in found]
+        search_s += time.monotonic() - started
+        print(f"[{n}/{len(questions)}] {q['qid']} indexed and asked", file=sys.stderr, flush=True)
+    if reuse is None:
+        with out.with_suffix(".hits.jsonl").open("w", encoding="utf-8") as fh:
+            for (qid, probe), found in hits.items():
+                fh.write(json.dumps({"qid": qid, "probe": probe, "hits": found}) + "\n")
+    with out.open("w", encoding="utf-8") as fh:
+        for q in questions:
+            for probe, _ in probes(q):
+                ranked = [h["anchor"] for h in ordered(hits[(q["qid"], probe)], window, q["question"], cues)]
+                fh.write(json.dumps({"qid": q["qid"], "probe": probe, "ranked": ranked}) + "\n")
+    report = {
+        "dataset": folder.name,
+        "mode": mode,
+        "questions": len(questions),
+        "time_window": window,
+        "time_past_cues": cues,
+        "product": summary(score_at(questions, hits, dates, window, cues)),
+        "product_without_past_cues": summary(score_at(questions, hits, dates, window, False)),
+        "time_stage_off": summary(score_at(questions, hits, dates, GRID[-1])),
+        "two_fold": two_fold(questions, hits, dates, cues),
+        "index_seconds": round(index_s, 1),
+        "search_seconds": round(search_s, 1),
+    }
+    return report
+
+
+def render(report: dict[str, Any]) -> str:
+    def row(label: str, figures: dict[str, dict[str, float]]) -> str:
+        ku = figures.get("knowledge-update", {})
+        tr = figures.get("temporal-reasoning", {})
+        cells = [ku.get(m) for m in KU_METRICS] + [tr.get(m) for m in ("hit@5", "all@10")]
+        return f"| {label} | " + " | ".join("–" if c is None else f"{c:.3f}" for c in cells) + " |"
+
+    lines = [
+        f"LongMemEval-S temporal ({report['dataset']}, mode {report['mode']}, {report['questions']} questions; "
+        f"time_window {report['time_window']})",
+        "",
+        "| ranking | KU hit@1 | KU hit@10 | current_first | latest@1 | stale_only@5 | asof_hit@1 | leak@10 "
+        "| TR hit@5 | TR all@10 |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+        row("time stage off", report["time_stage_off"]),
+        row(f"product (window {report['time_window']}, in-sample)", report["product"]),
+        row("product without the past-question gate", report["product_without_past_cues"]),
+    ]
+    for i, fold in enumerate(report["two_fold"]["folds"]):
+        lines.append(row(f"fold {i}: window {fold['window']} chosen, its half", fold["in_sample"]))
+        lines.append(row(f"fold {i}: window {fold['window']} on the other half", fold["left_out"]))
+    lines.append(row("2-fold left-out (every question)", report["two_fold"]["left_out"]))
+    lines += ["", f"Index {report['index_seconds']} s, search {report['search_seconds']} s."]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m eval.temporal", description=__doc__.split("\n\n")[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--mode", choices=("lexical", "semantic", "hybrid"), default="hybrid")
+    parser.add_argument("--out", type=Path, required=True, help="ranked lists, one JSON line per probe")
+    parser.add_argument("--max-questions", type=int)
+    parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="per-question index homes (kept)")
+    parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="embedding cache")
+    parser.add_argument("--json", type=Path, help="the report as JSON (default: beside --out)")
+    parser.add_argument(
+        "--reuse-hits",
+        type=Path,
+        help="RUN.hits.jsonl of an earlier run (written beside --out): re-rank its hits, search nothing",
+    )
+    args = parser.parse_args(argv)
+    if not (args.folder / "questions.jsonl").is_file():
+        print(f"eval.temporal: no questions.jsonl in {args.folder}", file=sys.stderr)
+        return 2
+    report = run(args.folder, args.mode, args.out, args.max_questions, args.work, args.cache, args.reuse_hits)
+    print(render(report))
+    target = args.json or args.out.with_suffix(".report.json")
+    target.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    if not args.max_questions:  # the committed figures are whole-set runs only
+        write_result(f"temporal_{args.mode}", report, argv, module="eval.temporal")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,73 @@
+"""The pure part of time in search: dates as sortable strings, `as_of` bounds, newest-first order."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from hippo_core.ranking.time import about_the_past, as_of_bound, iso_time, newest_first, note_date
+
+
+def test_dates_become_sortable_iso_strings() -> None:
+    assert iso_time(dt.date(2024, 3, 1)) == "2024-03-01"
+    assert iso_time("2024-03-01T09:30") == "2024-03-01T09:30:00"
+    assert iso_time("2024-03-01T09:30:00+09:00") == "2024-03-01T00:30:00"  # to UTC
+    assert iso_time("2024-03-01 09:30:00Z") == "2024-03-01T09:30:00"
+    assert iso_time(dt.datetime(2024, 3, 1, 9, 30, 5, 123)) == "2024-03-01T09:30:05"
+    for bad in (None, "", "soon", "2024-02-30", True, "12"):
+        assert iso_time(bad) is None
+    # a day sorts before every time of that day, and after the day before
+    assert "2024-02-29T23:59:59" < "2024-03-01" < "2024-03-01T00:00:00"
+
+
+def test_a_notes_date_is_date_then_created_then_its_file() -> None:
+    assert note_date(dt.date(2024, 3, 1), "2023-01-01") == "2024-03-01"
+    # `created:` on the same day as `date:` keeps its time: it orders two notes of one day
+    assert note_date("2024-03-01", "2024-03-01T15:58") == "2024-03-01T15:58:00"
+    assert note_date(None, "2023-01-01") == "2023-01-01"
+    assert (
+        note_date("not a date", None, dt.datetime(2022, 5, 5, 1, 2, 3, tzinfo=dt.UTC))
+        == "2022-05-05T01:02:03"
+    )
+    assert note_date(None, None, None) is None
+
+
+def test_as_of_a_day_means_its_last_second_and_nonsense_is_refused() -> None:
+    assert as_of_bound("2024-03-01") == "2024-03-01T23:59:59"
+    assert as_of_bound("2024-03-01T08:00") == "2024-03-01T08:00:00"
+    assert "2024-03-01T15:58:00" <= as_of_bound("2024-03-01") < "2024-03-02"
+    with pytest.raises(ValueError, match="as_of must be an ISO date"):
+        as_of_bound("last tuesday")
+
+
+def test_newer_moves_above_older_only_within_the_window() -> None:
+    scores = [1.0, 0.9, 0.5]
+    dates = ["2023-01-01", "2024-01-01", "2025-01-01"]
+    assert newest_first(scores, dates, 1.01) == [0, 1, 2]  # off
+    assert newest_first(scores, dates, 0.85) == [1, 0, 2]  # 0.9 ≥ 0.85·1.0; 0.5 passes nobody
+    assert newest_first(scores, dates, 0.5) == [2, 1, 0]  # each within the window of the one above
+    assert newest_first(scores, dates, 0.0) == [2, 1, 0]
+    # an undated result neither moves nor is passed
+    assert newest_first([1.0, 0.95, 0.9], ["2023-01-01", None, "2025-01-01"], 0.5) == [0, 1, 2]
+    # an older result never climbs
+    assert newest_first([1.0, 0.99], ["2025-01-01", "2023-01-01"], 0.0) == [0, 1]
+
+
+def test_a_question_about_the_past_is_told_from_one_about_the_present() -> None:
+    for past in (
+        "How many days ago did I attend a networking event?",
+        "Which came first, the move or the new job?",
+        "What was my caffeine cutoff before the change?",
+        "지난달에 읽은 책은?",
+        "처음 산 자전거는 뭐였지?",
+    ):
+        assert about_the_past(past), past
+    for present in (
+        "What is my caffeine cutoff?",
+        "How many bikes do I currently own?",
+        "How many postcards have I added since I started collecting again?",
+        "요즘 카페인 제한 시간은?",
+        "Is the firstborn report due?",  # a word that only contains a cue is no cue
+    ):
+        assert not about_the_past(present), present
