@@ -83,7 +83,7 @@ class StoreSnapshot(BaseModel):
 
     store: str
     holds: str
-    backend: Literal["sqlite", "postgres"]
+    backend: Literal["sqlite", "postgres", "files"]
     file: str | None = Field(
         description="File name inside the snapshot folder; None when the store was empty"
     )

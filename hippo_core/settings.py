@@ -84,6 +84,12 @@ class HippoSettings(BaseSettings):
     mcp_token: str | None = Field(
         default=None, description="Bearer token for REST and MCP; required beyond loopback."
     )
+    tokens: SecretStr | None = Field(
+        default=None,
+        description="Scoped bearer tokens, space-separated `token:read|write[:project,project…]`: `read` "
+        "offers the reading tools only; projects limit the token to those projects' work memory "
+        "(secret). HIPPO_MCP_TOKEN keeps every right.",
+    )
     header_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a client has to send a request's headers (`hippo serve`)."
     )
@@ -160,7 +166,23 @@ class HippoSettings(BaseSettings):
         validation_alias="ANTHROPIC_API_KEY",
         description="Anthropic API key (secret); without it the offline compiler and judge run.",
     )
-    llm_model: str = Field(default="claude-sonnet-4-5", description="Model of the compiler and the judge.")
+    llm_provider: Literal["anthropic", "openai"] = Field(
+        default="anthropic",
+        description="`anthropic` (ANTHROPIC_API_KEY) or `openai`: any OpenAI-compatible chat endpoint, a local "
+        "server included (HIPPO_LLM_BASE_URL, HIPPO_LLM_API_KEY); the default when HIPPO_LLM_BASE_URL is set.",
+    )
+    llm_base_url: str | None = Field(
+        default=None,
+        description="OpenAI-compatible endpoint for every LLM use, e.g. http://127.0.0.1:11434/v1 (Ollama), "
+        "http://127.0.0.1:8000/v1 (vLLM); unset with provider `openai`: api.openai.com.",
+    )
+    llm_api_key: SecretStr | None = Field(
+        default=None, description="Key of the OpenAI-compatible endpoint (secret; a local server needs none)."
+    )
+    llm_model: str = Field(
+        default="claude-sonnet-4-5",
+        description="Model of the compiler, the judge and every other LLM use (the endpoint's model name).",
+    )
     llm_max_tokens: int = Field(default=4096, description="Output token budget per LLM call.")
     llm_retries: int = Field(default=2, description="Re-asks on malformed LLM output.")
     auto_approve: bool = Field(
@@ -209,7 +231,7 @@ class HippoSettings(BaseSettings):
     recall_budget_ms: int = Field(
         default=1500,
         ge=100,
-        le=30_000,
+        le=600_000,
         description="The UserPromptSubmit hook's time budget from process start; over it, it prints nothing.",
     )
     recall_max_bytes: int = Field(
@@ -290,7 +312,8 @@ class HippoSettings(BaseSettings):
 
     # --- the nightly dream (hippo_assets/dream) ------------------------------------------------------
     cron_dream: str = Field(
-        default="40 4 * * *", description="nightly_dream: lint, consolidate, profile and write the digest."
+        default="5 5 * * *",
+        description="nightly_dream: lint, consolidate, profile and write the digest (after nightly_facts).",
     )
     dream_min_hours: float = Field(
         default=24.0, ge=0, description="The dream runs only this many hours after the last one (and ...)."
@@ -334,6 +357,8 @@ class HippoSettings(BaseSettings):
     def _http_when_url(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("embed_url") and not data.get("embed_backend"):
             data = {**data, "embed_backend": "http"}
+        if isinstance(data, dict) and data.get("llm_base_url") and not data.get("llm_provider"):
+            data = {**data, "llm_provider": "openai"}
         return data
 
     @classmethod

@@ -194,9 +194,13 @@ def build_resources(settings: HippoSettings, env_secrets: bool = False) -> Hippo
         embedder=build_embedder(s, env_secrets),
         vector_store=build_vector_store(s),
         lexical_store=LexicalStore(root=str(s.lexical_dir)),
-        ledger=Ledger(path=str(s.ledger_path)),
+        ledger=Ledger(path=str(s.ledger_path), pg_dsn=_secret(s, "pg_dsn", env_secrets)),
         llm=LLM(
-            api_key=_secret(s, "anthropic_api_key", env_secrets),
+            provider=s.llm_provider,
+            api_key=_secret(
+                s, "llm_api_key" if s.llm_provider == "openai" else "anthropic_api_key", env_secrets
+            ),
+            base_url=s.llm_base_url,
             model=s.llm_model,
             max_tokens=s.llm_max_tokens,
             max_retries=s.llm_retries,

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from hippo_core.facts.dates import DatePoint
+from hippo_core.facts.dates import DatePoint, order
 from hippo_core.facts.model import CURRENT, Fact, FactObject, Provenance, Qualifiers, subject_key
 from hippo_core.facts.resolve import Resolution, outcome, resolve
 from hippo_core.facts.review import Proposal
@@ -223,11 +223,18 @@ class FactStore(SqlStore):
                 verdict = "SUPERSEDE_PENDING" if r.verdict in ("SUPERSEDE", "ASK") else r.verdict
                 self._ledger(tx, stamp, r.other, row.fact_id, verdict, r.decided_by, r.reason)
             if result.status == "active":
-                for r in [*result.proposals, *result.ask]:
-                    older = by_id.get(r.older or r.other or "")
-                    if older is None:
+                for r in result.proposals:
+                    older = by_id.get(r.older or "")
+                    if older is not None:
+                        opened.append(self._open(tx, older, row, r, stamp))
+                for r in result.ask:  # not placed (no model, or its answer failed the gate): a person decides
+                    other = by_id.get(r.other or "")
+                    if other is None:
                         continue
-                    opened.append(self._open(tx, older, row, r, stamp))
+                    if order(row.valid_at, other.valid_at) == "before":  # the dates still give the direction
+                        opened.append(self._open(tx, row, other, r, stamp))
+                    else:
+                        opened.append(self._open(tx, other, row, r, stamp))
             return AddResult(fact_id=row.fact_id, status=row.status, resolutions=placed, proposals=opened)
 
     @staticmethod

@@ -1,7 +1,8 @@
 """The ledger: what cannot be rebuilt from the vault — query log, knowledge gaps, feedback, the
 evidence-bundle cache and evaluation runs.
 
-SQLite under HIPPO_HOME by default. Writes are short transactions, safe for several readers. Every
+SQLite under HIPPO_HOME by default, the schema `hippo_ledger` of PostgreSQL when HIPPO_PG_DSN is set
+(`SqlStore`, as the other non-rebuildable stores). Writes are short transactions, safe for several readers. Every
 string a write stores passes the credential scrubber first (a query may hold a pasted key): the
 ledger is backed up and exported, so it must never keep a secret.
 """
@@ -9,95 +10,87 @@ ledger is backed up and exported, so it must never keep a secret.
 from __future__ import annotations
 
 import json
-import sqlite3
-import threading
 import time
-from contextlib import closing
 from pathlib import Path
-from typing import Any
-
-from dagster import ConfigurableResource
+from typing import Any, ClassVar
 
 from hippo_core.safety.scrub import scrub_value
+from hippo_resources.sql_access import dialect_ddl
+from hippo_resources.sql_store import SqlStore
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS query_log (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts REAL NOT NULL,
+SQLITE_DDL, PG_DDL = dialect_ddl(
+    """
+CREATE TABLE IF NOT EXISTS {t}query_log (
+    id {id},
+    ts {real} NOT NULL,
     query TEXT NOT NULL,
     params TEXT NOT NULL,
     status TEXT NOT NULL,
     n_results INTEGER NOT NULL,
-    top_score REAL,
+    top_score {real},
     generation TEXT
 );
-CREATE TABLE IF NOT EXISTS gaps (
+CREATE TABLE IF NOT EXISTS {t}gaps (
     normalized TEXT PRIMARY KEY,
     query TEXT NOT NULL,
     kind TEXT NOT NULL,
     times_asked INTEGER NOT NULL,
-    first_seen REAL NOT NULL,
-    last_seen REAL NOT NULL,
+    first_seen {real} NOT NULL,
+    last_seen {real} NOT NULL,
     nearest TEXT NOT NULL,
     status TEXT NOT NULL DEFAULT 'open',
     answered_by TEXT,
-    answered_at REAL
+    answered_at {real}
 );
-CREATE TABLE IF NOT EXISTS feedback (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts REAL NOT NULL,
+CREATE TABLE IF NOT EXISTS {t}feedback (
+    id {id},
+    ts {real} NOT NULL,
     query TEXT NOT NULL,
     anchor TEXT NOT NULL,
     useful INTEGER NOT NULL
 );
-CREATE TABLE IF NOT EXISTS bundle_cache (
+CREATE TABLE IF NOT EXISTS {t}bundle_cache (
     generation TEXT NOT NULL,
     key TEXT NOT NULL,
     body TEXT NOT NULL,
-    ts REAL NOT NULL,
+    ts {real} NOT NULL,
     PRIMARY KEY (generation, key)
 );
-CREATE TABLE IF NOT EXISTS eval_runs (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    ts REAL NOT NULL,
+CREATE TABLE IF NOT EXISTS {t}eval_runs (
+    id {id},
+    ts {real} NOT NULL,
     dataset_fingerprint TEXT NOT NULL,
     run_signature TEXT NOT NULL,
     metrics TEXT NOT NULL,
     accepted INTEGER NOT NULL
 );
 """
+)
 
 
-_READY: set[str] = set()
-_READY_LOCK = threading.Lock()
+class Ledger(SqlStore):
+    """SQLite at `path`, or the schema `hippo_ledger` of PostgreSQL when HIPPO_PG_DSN is set (as the work,
+    ghost and fact stores)."""
 
+    pg_schema: str = "hippo_ledger"
+    SQLITE_DDL: ClassVar[str] = SQLITE_DDL
+    PG_DDL: ClassVar[str] = PG_DDL
 
-class Ledger(ConfigurableResource):
-    path: str
-
-    def _connect(self) -> sqlite3.Connection:
-        """A connection, with the schema created once per process and file: `executescript` commits, so
-        running it per call cost a commit (~28 ms on a busy disk) before every logged search."""
-        ready = self.path in _READY and Path(self.path).exists()  # a removed file gets its tables again
-        conn = sqlite3.connect(self.path, timeout=30) if ready else self._create()
-        conn.row_factory = sqlite3.Row
-        # A write takes the write lock when it begins: two deferred writers can each hold a read lock the
-        # other waits on, and SQLite answers "database is locked" at once instead of waiting (seen with
-        # several searches logged at the same moment).
-        conn.isolation_level = "IMMEDIATE"
-        return conn
-
-    def _create(self) -> sqlite3.Connection:
-        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=30)
-        with _READY_LOCK:
-            conn.executescript(SCHEMA)
-            _READY.add(self.path)
-        return conn
+    def _conn(self) -> Any:
+        """On SQLite, a file removed under a running process (a person clearing HIPPO_HOME) gets a new
+        file with its tables, not writes into the removed one."""
+        if not self.pg_dsn and not Path(self.path).exists():
+            self.close()
+            self.forget_schema()
+        return super()._conn()
 
     def _rows(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        with closing(self._connect()) as conn:
-            return [dict(r) for r in conn.execute(sql, args).fetchall()]
+        with self.tx() as tx:
+            return tx.rows(sql, args)
+
+    def _write(self, sql: str, args: tuple[Any, ...] = ()) -> None:
+        with self.tx(write=True) as tx:
+            tx.run(sql, args)
 
     # --- query log ----------------------------------------------------------------------------
     def record_query(
@@ -109,20 +102,19 @@ class Ledger(ConfigurableResource):
         top_score: float | None,
         generation: str | None,
     ) -> None:
-        with closing(self._connect()) as conn, conn:
-            conn.execute(
-                "INSERT INTO query_log (ts, query, params, status, n_results, top_score, generation)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    time.time(),
-                    scrub_value(query),
-                    json.dumps(scrub_value(params), ensure_ascii=False),
-                    scrub_value(status),
-                    n_results,
-                    top_score,
-                    scrub_value(generation),
-                ),
-            )
+        self._write(
+            "INSERT INTO query_log (ts, query, params, status, n_results, top_score, generation)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                time.time(),
+                scrub_value(query),
+                json.dumps(scrub_value(params), ensure_ascii=False),
+                scrub_value(status),
+                n_results,
+                top_score,
+                scrub_value(generation),
+            ),
+        )
 
     def recent_queries(self, limit: int = 20) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM query_log ORDER BY id DESC LIMIT ?", (limit,))
@@ -135,20 +127,19 @@ class Ledger(ConfigurableResource):
     def record_gap(self, normalized: str, query: str, kind: str, nearest: list[str]) -> None:
         """Count a miss; a gap already answered opens again when it is missed again."""
         now = time.time()
-        with closing(self._connect()) as conn, conn:
-            conn.execute(
-                "INSERT INTO gaps (normalized, query, kind, times_asked, first_seen, last_seen, nearest)"
-                " VALUES (?, ?, ?, 1, ?, ?, ?)"
-                " ON CONFLICT(normalized) DO UPDATE SET times_asked = times_asked + 1, last_seen = excluded.last_seen,"
-                " kind = excluded.kind, nearest = excluded.nearest, status = 'open', answered_by = NULL,"
-                " answered_at = NULL",
-                (
-                    *scrub_value([normalized, query, kind]),
-                    now,
-                    now,
-                    json.dumps(scrub_value(nearest), ensure_ascii=False),
-                ),
-            )
+        self._write(
+            "INSERT INTO gaps (normalized, query, kind, times_asked, first_seen, last_seen, nearest)"
+            " VALUES (?, ?, ?, 1, ?, ?, ?)"
+            " ON CONFLICT (normalized) DO UPDATE SET times_asked = gaps.times_asked + 1,"
+            " last_seen = excluded.last_seen, kind = excluded.kind, nearest = excluded.nearest,"
+            " status = 'open', answered_by = NULL, answered_at = NULL",
+            (
+                *scrub_value([normalized, query, kind]),
+                now,
+                now,
+                json.dumps(scrub_value(nearest), ensure_ascii=False),
+            ),
+        )
 
     def gaps(self, status: str | None = "open") -> list[dict[str, Any]]:
         sql = (
@@ -167,19 +158,17 @@ class Ledger(ConfigurableResource):
         return rows[0] if rows else None
 
     def mark_gap_answered(self, normalized: str, answered_by: str) -> None:
-        with closing(self._connect()) as conn, conn:
-            conn.execute(
-                "UPDATE gaps SET status = 'answered', answered_by = ?, answered_at = ? WHERE normalized = ?",
-                (scrub_value(answered_by), time.time(), scrub_value(normalized)),
-            )
+        self._write(
+            "UPDATE gaps SET status = 'answered', answered_by = ?, answered_at = ? WHERE normalized = ?",
+            (scrub_value(answered_by), time.time(), scrub_value(normalized)),
+        )
 
     # --- feedback -----------------------------------------------------------------------------
     def record_feedback(self, query: str, anchor: str, useful: bool) -> None:
-        with closing(self._connect()) as conn, conn:
-            conn.execute(
-                "INSERT INTO feedback (ts, query, anchor, useful) VALUES (?, ?, ?, ?)",
-                (time.time(), *scrub_value([query, anchor]), int(useful)),
-            )
+        self._write(
+            "INSERT INTO feedback (ts, query, anchor, useful) VALUES (?, ?, ?, ?)",
+            (time.time(), *scrub_value([query, anchor]), int(useful)),
+        )
 
     def feedback(self) -> list[dict[str, Any]]:
         return self._rows("SELECT * FROM feedback ORDER BY id")
@@ -190,21 +179,23 @@ class Ledger(ConfigurableResource):
         return json.loads(rows[0]["body"]) if rows else None
 
     def cache_bundle(self, generation: str, key: str, body: dict[str, Any]) -> None:
-        with closing(self._connect()) as conn, conn:
-            conn.execute("DELETE FROM bundle_cache WHERE generation != ?", (generation,))  # stale generations
-            conn.execute(
-                "INSERT OR REPLACE INTO bundle_cache VALUES (?, ?, ?, ?)",
+        with self.tx(write=True) as tx:
+            tx.run("DELETE FROM bundle_cache WHERE generation != ?", (generation,))  # stale generations
+            tx.run(
+                "INSERT INTO bundle_cache (generation, key, body, ts) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (generation, key) DO UPDATE SET body = excluded.body, ts = excluded.ts",
                 (generation, key, json.dumps(scrub_value(body), ensure_ascii=False), time.time()),
             )
 
     # --- evaluation runs ----------------------------------------------------------------------
     def record_eval(self, fingerprint: str, signature: str, metrics: dict[str, Any], accepted: bool) -> int:
-        with closing(self._connect()) as conn, conn:
-            cur = conn.execute(
-                "INSERT INTO eval_runs (ts, dataset_fingerprint, run_signature, metrics, accepted) VALUES (?, ?, ?, ?, ?)",
+        with self.tx(write=True) as tx:
+            row = tx.one(
+                "INSERT INTO eval_runs (ts, dataset_fingerprint, run_signature, metrics, accepted)"
+                " VALUES (?, ?, ?, ?, ?) RETURNING id",
                 (time.time(), fingerprint, signature, json.dumps(scrub_value(metrics)), int(accepted)),
             )
-            return int(cur.lastrowid or 0)
+        return int(row["id"]) if row else 0
 
     def latest_eval(self) -> dict[str, Any] | None:
         rows = self._rows("SELECT * FROM eval_runs ORDER BY id DESC LIMIT 1")
@@ -219,5 +210,4 @@ class Ledger(ConfigurableResource):
         return {**rows[0], "metrics": json.loads(rows[0]["metrics"])} if rows else None
 
     def accept_eval(self, run_id: int) -> None:
-        with closing(self._connect()) as conn, conn:
-            conn.execute("UPDATE eval_runs SET accepted = 1 WHERE id = ?", (run_id,))
+        self._write("UPDATE eval_runs SET accepted = 1 WHERE id = ?", (run_id,))

@@ -16,14 +16,17 @@ import os
 import shutil
 import sqlite3
 import subprocess
+import tarfile
 from collections.abc import Mapping
-from contextlib import closing
+from contextlib import closing, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from hippo_core.conversations.formats import FORMATS
+from hippo_resources.conversation_store import ConversationStore
 from hippo_resources.dream_store import DreamStore
 from hippo_resources.fact_store import FactStore
 from hippo_resources.ghost_store import GhostStore
@@ -31,7 +34,9 @@ from hippo_resources.ledger import Ledger
 from hippo_resources.sql_store import SqlStore, checked_schema
 from hippo_resources.work_store import WorkStore
 
+CONVERSATION_SOURCES = tuple(fmt.name for fmt in FORMATS)
 SQLITE_MAGIC = b"SQLite format 3\x00"
+TAR_MAGIC_AT, TAR_MAGIC = 257, b"ustar"
 PGDUMP_MAGIC = b"PGDMP"
 
 # Resource keys of the non-rebuildable stores, and what each holds (for docs/agents.md and `hippo status`).
@@ -41,6 +46,8 @@ NON_REBUILDABLE: dict[str, str] = {
     "ghost_store": "promoted shared memories, their feedback and the append-only ghost read log",
     "dream_store": "the dream's runs, the interest profile's daily snapshots (history), lint flags and verdicts",
     "fact_store": "temporal facts, supersession proposals and the append-only resolution ledger",
+    "conversation_store": "agent conversations as dlt loaded them, with dlt's incremental state (Claude Code "
+    "deletes its own transcripts after 30 days: this can be the only copy)",
 }
 
 
@@ -55,22 +62,42 @@ class RegisteredStore:
     holds: str
 
     @property
-    def backend(self) -> Literal["sqlite", "postgres"]:
+    def backend(self) -> Literal["sqlite", "postgres", "files"]:
         if isinstance(self.resource, SqlStore):
             return self.resource.backend
+        if isinstance(self.resource, ConversationStore):
+            return "postgres" if self.resource.pg_dsn else "files"
         return "sqlite"
 
     @property
+    def pg_dsn(self) -> str | None:
+        return getattr(self.resource, "pg_dsn", None)
+
+    @property
+    def pg_schemas(self) -> list[str]:
+        """The PostgreSQL schemas that hold this store (dlt's datasets for the conversation store)."""
+        if isinstance(self.resource, ConversationStore):
+            return [self.resource.dataset(source) for source in CONVERSATION_SOURCES]
+        return [self.resource.pg_schema]
+
+    @property
+    def files_root(self) -> Path | None:
+        """A store kept as files: the folder whose content the snapshot archives (dlt's destination,
+        which holds the loads and dlt's incremental state)."""
+        if isinstance(self.resource, ConversationStore) and not self.resource.pg_dsn:
+            return self.resource.path / "dlt"
+        return None
+
+    @property
     def sqlite_path(self) -> Path | None:
-        if isinstance(self.resource, Ledger):
-            return Path(self.resource.path)
         if isinstance(self.resource, SqlStore) and self.resource.backend == "sqlite":
             return Path(self.resource.path)
         return None
 
     @property
     def snapshot_name(self) -> str:
-        return f"{self.name}.sqlite" if self.backend == "sqlite" else f"{self.name}.pgdump"
+        suffix = {"sqlite": "sqlite", "postgres": "pgdump", "files": "tar"}[self.backend]
+        return f"{self.name}.{suffix}"
 
 
 def registered_stores(resources: Mapping[str, Any]) -> list[RegisteredStore]:
@@ -78,7 +105,7 @@ def registered_stores(resources: Mapping[str, Any]) -> list[RegisteredStore]:
     out = []
     for key, holds in NON_REBUILDABLE.items():
         resource = resources.get(key)
-        if isinstance(resource, Ledger | WorkStore | GhostStore | FactStore | DreamStore):
+        if isinstance(resource, Ledger | WorkStore | GhostStore | FactStore | DreamStore | ConversationStore):
             out.append(RegisteredStore(name=key, resource=resource, holds=holds))
     return out
 
@@ -115,6 +142,15 @@ def _run(args: list[str], env: dict[str, str]) -> str:
     return proc.stdout
 
 
+def _existing_schemas(dsn: str, names: list[str]) -> list[str]:
+    import psycopg2
+
+    with closing(psycopg2.connect(dsn)) as conn, conn.cursor() as cur:
+        cur.execute("SELECT nspname FROM pg_namespace WHERE nspname = ANY(%s)", (names,))
+        found = {row[0] for row in cur.fetchall()}
+    return [n for n in names if n in found]
+
+
 def snapshot(store: RegisteredStore, dest_dir: Path) -> Path | None:
     """Write a consistent snapshot of one store into `dest_dir`; None when the store has no data yet."""
     dest_dir.mkdir(parents=True, exist_ok=True)
@@ -129,12 +165,24 @@ def snapshot(store: RegisteredStore, dest_dir: Path) -> Path | None:
         with closing(sqlite3.connect(src_path, timeout=30)) as src, closing(sqlite3.connect(tmp)) as dst:
             src.backup(dst)
             dst.execute("PRAGMA journal_mode = DELETE")  # one self-contained file, no -wal/-shm beside it
+    elif store.backend == "files":
+        folder = store.files_root
+        assert folder is not None
+        if not folder.is_dir() or not any(folder.iterdir()):
+            return None
+        with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tar:
+            for path in sorted(folder.rglob("*")):
+                if path.is_file() and not path.is_symlink():
+                    tar.add(path, arcname=path.relative_to(folder).as_posix(), recursive=False)
     else:
-        res: SqlStore = store.resource
-        assert res.pg_dsn is not None
+        assert store.pg_dsn is not None
+        present = _existing_schemas(store.pg_dsn, store.pg_schemas)
+        if not present:
+            return None  # nothing loaded yet (dlt makes a dataset's schema at its first load)
+        schemas = [f"--schema={checked_schema(name)}" for name in present]
         _run(
-            [_tool("pg_dump"), "--format=custom", f"--schema={res.pg_schema}", "--no-owner", f"--file={tmp}"],
-            _pg_env(res.pg_dsn),
+            [_tool("pg_dump"), "--format=custom", *schemas, "--no-owner", f"--file={tmp}"],
+            _pg_env(store.pg_dsn),
         )
     os.replace(tmp, target)
     return target
@@ -142,14 +190,15 @@ def snapshot(store: RegisteredStore, dest_dir: Path) -> Path | None:
 
 class IntegrityReport(BaseModel):
     path: str
-    kind: Literal["sqlite", "pgdump", "unknown"]
+    kind: Literal["sqlite", "pgdump", "tar", "unknown"]
     ok: bool
     detail: str
 
 
 def integrity_check(path: Path) -> IntegrityReport:
     """`PRAGMA integrity_check` for a SQLite file, `pg_restore --list` for a pg_dump archive."""
-    head = path.read_bytes()[:16] if path.exists() else b""
+    with path.open("rb") if path.is_file() else nullcontext(None) as fh:
+        head = fh.read(512) if fh is not None else b""
     if head.startswith(SQLITE_MAGIC):
         try:
             with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as conn:
@@ -166,9 +215,56 @@ def integrity_check(path: Path) -> IntegrityReport:
         ok = proc.returncode == 0 and bool(entries)
         detail = f"{len(entries)} archive entries" if ok else (proc.stderr.strip()[:500] or "empty archive")
         return IntegrityReport(path=str(path), kind="pgdump", ok=ok, detail=detail)
+    if head[TAR_MAGIC_AT : TAR_MAGIC_AT + len(TAR_MAGIC)] == TAR_MAGIC:
+        return _tar_integrity(path)
     return IntegrityReport(
-        path=str(path), kind="unknown", ok=False, detail="not a SQLite database nor a pg_dump archive"
+        path=str(path), kind="unknown", ok=False, detail="not a SQLite database, a pg_dump archive nor a tar"
     )
+
+
+def _tar_integrity(path: Path) -> IntegrityReport:
+    """Every member readable to its end, each a plain file with a relative path inside the archive."""
+    try:
+        with tarfile.open(path, "r") as tar:
+            members = tar.getmembers()
+            for m in members:
+                rel = Path(m.name)
+                if not m.isfile() or rel.is_absolute() or ".." in rel.parts:
+                    return IntegrityReport(
+                        path=str(path), kind="tar", ok=False, detail=f"bad member {m.name!r}"
+                    )
+                fh = tar.extractfile(m)
+                while fh is not None and fh.read(1 << 20):
+                    pass
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        return IntegrityReport(path=str(path), kind="tar", ok=False, detail=f"damaged archive: {exc}")
+    if not members:
+        return IntegrityReport(path=str(path), kind="tar", ok=False, detail="empty archive")
+    return IntegrityReport(path=str(path), kind="tar", ok=True, detail=f"{len(members)} files")
+
+
+def _restore_files(store: RegisteredStore, snapshot_path: Path) -> None:
+    """Unpack beside the live folder, then swap it in (a failed unpack leaves the live folder as it was)."""
+    live = store.files_root
+    assert live is not None
+    live.parent.mkdir(parents=True, exist_ok=True)
+    fresh = live.with_name(f".{live.name}.restoring")
+    shutil.rmtree(fresh, ignore_errors=True)
+    with tarfile.open(snapshot_path, "r") as tar:
+        tar.extractall(fresh, filter="data")  # checked members only: relative plain files
+    old = live.with_name(f".{live.name}.before-restore")
+    shutil.rmtree(old, ignore_errors=True)
+    if live.exists():
+        live.rename(old)
+    fresh.rename(live)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _forget_dlt_working_state(store: RegisteredStore) -> None:
+    """dlt keeps a working copy of its state beside the store; after a restore the restored destination's
+    state must win (else dlt would think the messages after the backup are loaded and skip them)."""
+    if isinstance(store.resource, ConversationStore):
+        shutil.rmtree(store.resource.path / "pipelines", ignore_errors=True)
 
 
 def restore(store: RegisteredStore, snapshot_path: Path) -> IntegrityReport:
@@ -186,21 +282,13 @@ def restore(store: RegisteredStore, snapshot_path: Path) -> IntegrityReport:
             closing(sqlite3.connect(live, timeout=30)) as dst,
         ):
             src.backup(dst)
+    elif store.backend == "files":
+        _restore_files(store, snapshot_path)
     else:
-        res: SqlStore = store.resource
-        assert res.pg_dsn is not None
-        env = _pg_env(res.pg_dsn)
-        _run(
-            [
-                _tool("psql"),
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-q",
-                "-c",
-                f"DROP SCHEMA IF EXISTS {checked_schema(res.pg_schema)} CASCADE",
-            ],
-            env,
-        )
+        assert store.pg_dsn is not None
+        env = _pg_env(store.pg_dsn)
+        drops = "; ".join(f"DROP SCHEMA IF EXISTS {checked_schema(n)} CASCADE" for n in store.pg_schemas)
+        _run([_tool("psql"), "-v", "ON_ERROR_STOP=1", "-q", "-c", drops], env)
         _run(
             [
                 _tool("pg_restore"),
@@ -211,6 +299,7 @@ def restore(store: RegisteredStore, snapshot_path: Path) -> IntegrityReport:
             ],
             env,
         )
+    _forget_dlt_working_state(store)
     after = getattr(store.resource, "after_restore", None)
     if callable(after):
         after()

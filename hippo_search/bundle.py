@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 
 from hippo_core.ranking.evidence import Evidence, content_terms, normalize_query, sufficiency
 from hippo_core.safety.text_input import validate_query
-from hippo_search.envelope import UNTRUSTED_NOTICE, SearchRequest
-from hippo_search.pipeline import SearchEngine
+from hippo_search.envelope import UNTRUSTED_NOTICE, SearchRequest, SearchResponse
+from hippo_search.pipeline import SearchEngine, Snapshot
 
 SECTION_CHARS = 1200
 
@@ -40,6 +40,19 @@ class EvidenceBundle(BaseModel):
     sections: list[BundleSection]
 
 
+def _search_and_snapshot(engine: SearchEngine, request: SearchRequest) -> tuple[SearchResponse, Snapshot]:
+    """The search and the generation it ran on: the section texts are read from the same rows the hits
+    came from. A generation published during the search means asking once more (not logged twice)."""
+    response = engine.search(request)
+    snap = engine.snapshot()
+    for _ in range(2):
+        if snap.generation == response.generation:
+            break
+        response = engine.search(request, log=False)
+        snap = engine.snapshot()
+    return response, snap
+
+
 def build_bundle(engine: SearchEngine, question: str, k: int = 5) -> EvidenceBundle:
     request = SearchRequest(query=question, limit=k)  # validates the question like a search
     snap = engine.snapshot()
@@ -48,10 +61,12 @@ def build_bundle(engine: SearchEngine, question: str, k: int = 5) -> EvidenceBun
         cached = engine.ledger.cached_bundle(snap.generation, key)
         if cached is not None:
             return EvidenceBundle.model_validate({**cached, "question": request.query, "cached": True})
-    response = engine.search(request)
+    response, snap = _search_and_snapshot(engine, request)
     sections = []
     tokens = []
     for hit in response.results:
+        if hit.chunk_id not in snap.row_of:  # only when generations kept changing under the search
+            continue
         row = snap.rows[snap.row_of[hit.chunk_id]]
         text = row["text"][:SECTION_CHARS]
         tokens.append(engine.tokenizer.tokenize(f"{row['title']}\n{row['heading'] or ''}\n{row['text']}"))

@@ -27,7 +27,16 @@ from pydantic import Field
 
 from hippo_assets.backups import GROUP
 from hippo_assets.backups.snapshots import backups_in, prune, take_backup, verify
-from hippo_resources import FactStore, GhostStore, Ledger, Vault, VaultError, WorkStore
+from hippo_resources import (
+    ConversationStore,
+    DreamStore,
+    FactStore,
+    GhostStore,
+    Ledger,
+    Vault,
+    VaultError,
+    WorkStore,
+)
 from hippo_resources.stores import BackupError
 
 
@@ -48,7 +57,20 @@ def _vault_head(vault: Vault) -> str | None:
 @asset(
     group_name=GROUP,
     kinds={"sqlite", "postgres"},
-    description="Consistent snapshots of the ledger, the work store, the ghost store and the fact store (SQLite online backup "
+    # After the assets that write the stores it snapshots. The ledger and the work store are written by
+    # the librarian and the hooks (no asset): a backup takes them as they are at its time.
+    deps=[
+        "claude_code_log",
+        "codex_log",
+        "chatgpt_export",
+        "claude_ai_export",
+        "ghost_memories",
+        "gap_report",
+        "dream_consolidation",
+        "interest_profile",
+    ],
+    description="Consistent snapshots of the ledger, the work store, the ghost store, the fact store, the dream "
+    "store and the conversation store (dlt's loads and state; SQLite online backup, a tar of the files, "
     "or pg_dump) into <backups>/<UTC time>/ with a manifest (size, sha256, integrity check); JSONL exports "
     "of feedback, gaps and audit logs kept for months; 7 daily and 4 weekly snapshots kept.",
 )
@@ -59,6 +81,8 @@ def backups(
     work_store: WorkStore,
     ghost_store: GhostStore,
     fact_store: FactStore,
+    dream_store: DreamStore,
+    conversation_store: ConversationStore,
     vault: Vault,
 ) -> MaterializeResult:
     root = Path(config.root)
@@ -67,6 +91,8 @@ def backups(
         "work_store": work_store,
         "ghost_store": ghost_store,
         "fact_store": fact_store,
+        "dream_store": dream_store,
+        "conversation_store": conversation_store,
     }
     now = dt.datetime.now(dt.UTC)
     try:

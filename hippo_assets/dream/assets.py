@@ -46,6 +46,7 @@ from hippo_core.vault import vault_layout as layout
 from hippo_core.wiki import generated
 from hippo_resources import LLM, ConversationStore, Ledger, Vault, WorkStore
 from hippo_resources.dream_store import DreamStore
+from hippo_resources.fact_store import FactStore
 from hippo_resources.vault import VaultError
 
 PROPOSALS = f"{layout.REVIEWS}/dream/proposals.md"
@@ -77,25 +78,18 @@ class VaultRead(BaseModel):
     read: int  # notes read from disk this time
 
 
-def _stamp(st: Any) -> str:
-    return f"{st.st_size}:{st.st_mtime_ns}"
-
-
 def read_vault(vault: Vault, store: DreamStore) -> VaultRead:
-    """Outlines of every note, reading only the notes whose size or mtime changed since last stored."""
-    paths, skipped = vault.scan_notes()
-    stat = vault.note_stats()
+    """Outlines of every note, reading only the notes whose size or mtime changed since last stored (the
+    one vault walk, `Vault.look`, gives both)."""
+    look = vault.look()
+    skipped = list(look.skipped)
     cached = store.outlines()
     outlines: dict[str, Outline] = {}
     changed: list[str] = []
     to_save: list[tuple[str, Outline]] = []
     read = 0
-    for rel in paths:
-        try:
-            stamp = _stamp(stat(rel))
-        except OSError as exc:
-            skipped.append({"path": rel, "reason": f"cannot stat: {exc.strerror}"})
-            continue
+    for rel, (size, mtime_ns) in look.notes.items():
+        stamp = f"{size}:{mtime_ns}"
         old = cached.get(rel)
         if old is not None and old[0] == stamp:
             outlines[rel] = old[1]
@@ -137,7 +131,7 @@ def _new_sessions(conversations: ConversationStore, since: float | None) -> int:
 @asset(
     group_name=GROUP,
     kinds={"python"},
-    deps=[AssetKey("lexical_index"), AssetKey("conversation_chunks")],
+    deps=[AssetKey("lexical_index"), AssetKey("conversation_chunks"), AssetKey("facts")],
     output_required=False,
     description="Orient: how much is new since the last dream, and whether to dream at all (>= min_hours since "
     "the last dream AND >= min_changes new or changed notes, sources, sessions or checkpoints; the first "
@@ -203,12 +197,9 @@ def _open_run(store: DreamStore) -> dict[str, Any]:
     return run
 
 
-def fact_views(resources: Any) -> tuple[list[FactView], list[PendingReview]]:
+def fact_views(store: FactStore) -> tuple[list[FactView], list[PendingReview]]:
     """The fact store's rows as the lint reads them (every status: the rules need the history too), and
     the supersessions waiting for a person's tick."""
-    store = getattr(resources, "fact_store", None)
-    if store is None:
-        return [], []
     views = [
         FactView(
             fact_id=f.fact_id,
@@ -427,12 +418,13 @@ def dream_lint(
     config: DreamLintConfig,
     vault: Vault,
     dream_store: DreamStore,
+    fact_store: FactStore,
     llm: LLM,
 ) -> MaterializeResult:
     run = _open_run(dream_store)
     seen = read_vault(vault, dream_store)
     today = dt.datetime.now(dt.UTC).date()
-    facts, pending = fact_views(context.resources)
+    facts, pending = fact_views(fact_store)
     findings = lint_structure(seen.outlines) + lint_facts_structure(facts)
     findings += lint_grounding(
         seen.outlines,
@@ -488,7 +480,7 @@ def dream_lint(
     )
 
 
-def consolidate(resources: Any, since: str | None) -> dict[str, int]:
+def consolidate(store: FactStore, since: str | None) -> dict[str, int]:
     """The fact resolution over what arrived since the last dream: what the store resolved as statements
     came in (its ledger, by verdict), and the same rules run again over every current fact recorded since
     then against the subject's other current facts — pairs that arrived in one batch, or before a person
@@ -497,9 +489,6 @@ def consolidate(resources: Any, since: str | None) -> dict[str, int]:
     from hippo_core.facts.model import CURRENT
     from hippo_core.facts.resolve import resolve
 
-    store = getattr(resources, "fact_store", None)
-    if store is None:
-        return {}
     counts: dict[str, int] = {}
     for row in store.ledger(limit=1_000_000):
         if since is None or str(row["ts"]) > since:
@@ -529,14 +518,14 @@ def consolidate(resources: Any, since: str | None) -> dict[str, int]:
     "verdicts since then (MERGE / COEXIST applied at once, SUPERSEDE only as a proposal a person ticks) and the "
     "same rules re-run over the current facts recorded since then; counts in the metadata and the digest.",
 )
-def dream_consolidation(context: AssetExecutionContext, dream_store: DreamStore) -> MaterializeResult:
+def dream_consolidation(
+    context: AssetExecutionContext, dream_store: DreamStore, fact_store: FactStore
+) -> MaterializeResult:
     run = _open_run(dream_store)
     last = dream_store.last_dream_at()
-    counts = consolidate(context.resources, _iso(last) if last else None)
+    counts = consolidate(fact_store, _iso(last) if last else None)
     dream_store.put_result(run["id"], "consolidation", {"counts": counts})
-    return MaterializeResult(
-        metadata={"counts": MetadataValue.json(counts or {"skipped": "no fact store configured"})}
-    )
+    return MaterializeResult(metadata={"counts": MetadataValue.json(counts)})
 
 
 def _day(ts: float) -> str:

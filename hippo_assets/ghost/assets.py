@@ -19,7 +19,9 @@ from hippo_work.ghost import GhostLayer
 @asset(
     group_name=GROUP,
     kinds={"markdown", "sqlite", "postgres"},
-    description="Shared lessons agents wrote (50-ops/<project>/memory/), promoted to the ghost store only "
+    deps=["vault_documents"],  # the memory files are vault notes: read after the vault's scan
+    description="Shared lessons agents wrote (50-ops/<project>/memory/, notes of the vault: after "
+    "vault_documents), promoted to the ghost store only "
     "with both `scope: shared` and a ticked, fingerprint-matching line in 90-system/ghost-allowlist.md, "
     "after the content scanner; the reason for every memory not promoted is in the metadata.",
 )

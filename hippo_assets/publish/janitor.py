@@ -14,14 +14,16 @@ from dagster import AssetExecutionContext, Config, MaterializeResult, MetadataVa
 from pydantic import Field
 
 from hippo_assets.clock import now
+from hippo_assets.ingest.assets import known_sources
 from hippo_assets.publish import GROUP
-from hippo_core.extract import ExtractionError
+from hippo_core.extract import ExtractionError, format_for
 from hippo_core.safety.text_input import BadTextError
 from hippo_core.vault import frontmatter
+from hippo_core.vault.fingerprints import sha256_bytes
 from hippo_core.vault.frontmatter import FrontmatterError
 from hippo_core.vault.governance import CANONICAL_STATUSES
 from hippo_core.vault.sources import body_hash, make_source_copy
-from hippo_core.vault.vault_layout import ARCHIVE, INBOX_PROCESSED, JANITOR_DIR, TEXT_SUFFIXES, ledger_file
+from hippo_core.vault.vault_layout import ARCHIVE, INBOX_PROCESSED, INBOX_SUFFIXES, JANITOR_DIR, ledger_file
 from hippo_core.wiki.gates import page_lineage
 from hippo_resources import Vault
 
@@ -44,8 +46,9 @@ def _archive(vault, rel: str, text: str) -> str:
 @asset(
     group_name=GROUP,
     kinds={"markdown", "git"},
+    deps=["canonical_wiki"],  # duplicates are judged against the canonical pages as promoted
     description="Archives (never deletes) staging cards unapproved after N days and duplicates of an existing "
-    "card or canonical page, and moves inbox files whose content already has a source copy (left behind when "
+    "card or canonical page (after canonical_wiki), and moves inbox files whose content already has a source copy (left behind when "
     "a run stopped between copy and move, so the inbox sensor will not retry them) to .processed/. Ledger: "
     "90-system/janitor/<date>.jsonl.",
 )
@@ -81,26 +84,28 @@ def janitor(context: AssetExecutionContext, config: JanitorConfig, vault: Vault)
             dest = _archive(vault, rel, card.text)
             touched += [rel, dest]
             actions.append({"ts": now(), "action": "archive", "path": rel, "to": dest, "why": why})
+    known = known_sources(vault)  # ingest's own answer to "already a source?", documents included
     copies, _ = vault.source_copies()
-    known = {c.declared_sha256: c.path for c in copies if c.declared_sha256}
-    actual: dict[
-        str, str
-    ] = {}  # body hash as it is on disk, for copies whose declared sha256 is stale or missing
+    actual: dict[str, str] = {}  # body hash on disk, for copies whose declared sha256 is stale or missing
     for c in copies:
         actual.setdefault(c.body_sha256, c.path)
     for rel in vault.inbox_files():
         name = PurePosixPath(rel).name
-        if not name.lower().endswith(TEXT_SUFFIXES):
+        if not name.lower().endswith(INBOX_SUFFIXES):
             continue
         try:
-            copy = make_source_copy(vault.read_bytes(rel), name, now(), vault.extract_limits())
+            data = vault.read_bytes(rel)
+            if format_for(name) is not None:  # a document: its bytes are the copy's original (no extraction)
+                digest = sha256_bytes(data)
+            else:
+                digest = make_source_copy(data, name, now(), vault.extract_limits()).sha256
         except (BadTextError, FrontmatterError, ExtractionError, OSError):
             continue
-        existing = known.get(copy.sha256) or actual.get(copy.sha256)
+        existing = known.get(digest) or actual.get(digest)
         if existing:
             dest = vault.move(rel, f"{INBOX_PROCESSED}/{name}")
             touched += [rel, dest]
-            note = "" if copy.sha256 in known else " (its declared sha256 is stale)"
+            note = "" if digest in known else " (its declared sha256 is stale)"
             actions.append(
                 {
                     "ts": now(),

@@ -10,6 +10,7 @@ from dagster import AssetKey, DagsterInstance, materialize
 
 from hippo_assets.compile.assets import approval_requests, gate_verdicts, promotion_gates_hold
 from hippo_assets.definitions import build_definitions
+from hippo_assets.ingest.assets import sources
 from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
 from hippo_core.wiki import approvals
@@ -163,21 +164,32 @@ def test_janitor_archives_stale_and_duplicate_cards_and_frees_stuck_inbox_files(
         (vault.path / CARD).read_text(encoding="utf-8").replace("title: Kiwi", "title: Copy of Kiwi"),
         encoding="utf-8",
     )
-    # an inbox file whose source copy already exists (a run stopped between copy and move)
+    # a document ingested as a source (its original kept beside the Markdown copy)
+    html = (
+        b"<html><body><h1>Quarterly report</h1><p>Revenue grew in every region this quarter, "
+        b"led by the northern stores.</p></body></html>"
+    )
+    (vault.path / "00-inbox" / "report.html").write_bytes(html)
+    assert materialize([sources], resources=loop_resources(settings), instance=instance).success
+    # inbox files whose source copy already exists (a run stopped between copy and move): a note, a document
     text = (vault.path / KIWI).read_text(encoding="utf-8")
     (vault.path / "00-inbox" / "kiwi-again.md").write_text(text, encoding="utf-8")
+    (vault.path / "00-inbox" / "report-again.html").write_bytes(html)
     result = run_janitor(settings, instance)
     m = meta(result, "janitor")
-    assert m["archived"] == 1 and m["inbox_released"] == 1
+    assert m["archived"] == 1 and m["inbox_released"] == 2
     assert (vault.path / "30-reviews" / "archive" / "copy.md").exists() and not dup.exists()
     assert (vault.path / "00-inbox" / ".processed" / "kiwi-again.md").exists()
+    assert (vault.path / "00-inbox" / ".processed" / "report-again.html").exists()
+    released = {a["path"]: a["why"] for a in m["actions"] if a["action"] == "release-inbox"}
+    assert released["00-inbox/report-again.html"].startswith("already ingested as 10-sources/report.html")
     # nothing is stale yet; far in the future, the unapproved card is archived (never deleted)
     m = meta(run_janitor(settings, instance, today="2099-01-01", max_age_days=14), "janitor")
     assert m["archived"] == 1 and "unapproved since" in m["actions"][0]["why"]
     archived = vault.path / "30-reviews" / "archive" / Path(CARD).name
     assert frontmatter.parse(archived.read_text(encoding="utf-8"))[0].status == "archived"
     ledger = list((vault.path / "90-system" / "janitor").glob("*.jsonl"))
-    assert sum(len(f.read_text().splitlines()) for f in ledger) == 3
+    assert sum(len(f.read_text().splitlines()) for f in ledger) == 4
 
 
 def test_blocking_gate_check_fails_when_an_offered_card_no_longer_passes(loop) -> None:

@@ -131,3 +131,33 @@ def test_hippo_run_job_dream_force(planted: HippoSettings, tmp_path: Path, monke
     assert not (planted.vault / "50-ops" / "digest").exists()  # skipped: too little is new
     assert main(["run", "--job", "dream_job", "--force"]) == 0
     assert digest_file(planted.vault).exists()
+
+
+def test_consolidation_reports_the_fact_resolution_since_the_last_dream(settings: HippoSettings) -> None:
+    """Two notes state where one person lives, a year apart: the facts asset opens a SUPERSEDE proposal
+    (never applied without a tick); the dream counts it and lists the review as waiting."""
+    from hippo_assets.facts.assets import facts
+
+    v = settings.vault
+    (v / "20-wiki" / "people").mkdir(parents=True, exist_ok=True)
+    (v / "20-wiki/people/minji-2023.md").write_text(
+        "---\ntitle: Minji 2023\nsubject: Minji\ncreated: 2023-03-01\n---\n# Minji\n\n- lives_in:: Seoul (since 2023-03-01)\n"
+    )
+    (v / "20-wiki/people/minji-2024.md").write_text(
+        "---\ntitle: Minji 2024\nsubject: Minji\ncreated: 2024-05-01\n---\n# Minji\n\n- lives_in:: Busan (since 2024-05-01)\n"
+    )
+    subprocess.run(["git", "-C", str(v), "add", "-A"], check=True)
+    subprocess.run(
+        ["git", "-C", str(v), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], check=True
+    )
+    instance = DagsterInstance.ephemeral()
+    resources = build_resources(settings)
+    assert materialize([facts], resources=resources, instance=instance).success
+    assert len(resources.fact_store.proposals("pending")) == 1
+    result = dream(settings, instance)
+    assert result.success
+    counts = meta(result, "dream_consolidation")["counts"]
+    assert counts["pending_supersessions"] == 1
+    assert counts.get("resolved_supersede_pending", 0) >= 1
+    text = digest_file(v).read_text()
+    assert "## Waiting for your review" in text and "Seoul" in text and "Busan" in text

@@ -59,9 +59,11 @@ def _outcome(store: FactStore, first: Fact, second: Fact, added: Any) -> str:
         return "merge"
     if added.status == "superseded":
         return "history"
-    opened = [p for p in store.proposals() if p.newer.fact_id == second.fact_id]
-    if opened:
-        return "supersede" if opened[0].older.fact_id == first.fact_id else "supersede-other"
+    for p in store.proposals():
+        if (p.older.fact_id, p.newer.fact_id) == (first.fact_id, second.fact_id):
+            return "supersede"
+        if (p.older.fact_id, p.newer.fact_id) == (second.fact_id, first.fact_id):
+            return "history"  # proposed: the late, older statement would become history
     return "coexist"
 
 

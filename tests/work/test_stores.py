@@ -30,7 +30,8 @@ def test_the_registry_lists_the_ledger_the_work_store_and_the_ghost_store(tmp_pa
         "vault": object(),  # rebuildable or not a store: not listed
     }
     stores = registered_stores(resources)
-    assert [s.name for s in stores] == list(NON_REBUILDABLE) == ["ledger", "work_store", "ghost_store"]
+    assert [s.name for s in stores] == ["ledger", "work_store", "ghost_store"]  # the present ones, in order
+    assert list(NON_REBUILDABLE)[:3] == ["ledger", "work_store", "ghost_store"]
     resources["ledger"].record_feedback("q", "a#b", True)
     WorkMemory(resources["work_store"]).checkpoint("demo", "work", "one", "s", "e")
     resources["ghost_store"].read_log()  # creates the file and schema
