@@ -29,7 +29,28 @@ def backup(settings: HippoSettings, instance: DagsterInstance) -> int:
 
 
 def restore(settings: HippoSettings, snapshot: Path, into: Path | None, yes: bool) -> int:
-    """Put a backup's stores into the home `into` (a new one) or, with --yes, over the live HIPPO_HOME."""
+    """Put a backup's stores into the home `into` (a new one) or, with --yes, over the live HIPPO_HOME.
+    A snapshot or a target that cannot be read or written is a message and exit 2, never a traceback."""
+    from pydantic import ValidationError
+
+    try:
+        return _restore(settings, snapshot, into, yes)
+    except ValidationError as exc:
+        print(f"hippo restore: {snapshot} is not a backup: its manifest does not read as one "
+              f"({exc.error_count()} problem(s), first: {exc.errors()[0]['msg']})", file=sys.stderr)  # fmt: skip
+    except UnicodeError:
+        print(f"hippo restore: {snapshot} is not a backup: its manifest is not UTF-8 text", file=sys.stderr)
+    except RecursionError:
+        print(f"hippo restore: {snapshot} is not a backup: its manifest nests too deeply", file=sys.stderr)
+    except (OSError, ValueError) as exc:
+        where = getattr(exc, "filename", None)
+        why = getattr(exc, "strerror", None) or str(exc)
+        print(f"hippo restore: cannot restore {snapshot} into {into or settings.home}: "
+              f"{why}{f' ({where})' if where else ''}", file=sys.stderr)  # fmt: skip
+    return 2
+
+
+def _restore(settings: HippoSettings, snapshot: Path, into: Path | None, yes: bool) -> int:
     from hippo_assets.backups.snapshots import live_integrity, restore_backup, verify
     from hippo_resources import build_resources
     from hippo_resources.stores import BackupError, registered_stores

@@ -303,6 +303,34 @@ def check_frontmatter(settings: HippoSettings) -> Check:
     )
 
 
+def check_secrets(settings: HippoSettings) -> Check:
+    """Notes holding credential shapes (issue 22 item 7): kept on disk as the person wrote them, redacted
+    in everything the librarian returns; listed here (path and kind, never the value) so they can move."""
+    from hippo_core.safety.scanners import find_secrets
+    from hippo_resources import build_vault
+
+    vault = build_vault(settings)
+    if not vault.path.is_dir():
+        return Check("secrets", "WARN", "no vault to read", "see the vault check")
+    found = []
+    for rel in sorted(vault.look().notes):
+        try:
+            kinds = sorted({f.kind for f in find_secrets(vault.read_text(rel))})
+        except (OSError, ValueError, RuntimeError):
+            continue  # unreadable notes are the other checks' business
+        if kinds:
+            found.append(f"{rel} ({', '.join(kinds)})")
+    if not found:
+        return Check("secrets", "OK", "no note holds a credential-shaped string")
+    more = f" and {len(found) - 8} more" if len(found) > 8 else ""
+    return Check(
+        "secrets",
+        "WARN",
+        f"{len(found)} note(s) hold credentials (redacted in what agents receive): {'; '.join(found[:8])}{more}",
+        "move the secret to a password manager and remove it from the note (git history keeps it: rotate it)",
+    )
+
+
 def check_skipped_files(settings: HippoSettings) -> Check:
     """Files the vault walk does not read, each with its reason (issue 22 item 1): names that are not
     UTF-8, FIFOs and sockets named like notes, symlink loops, notes over HIPPO_NOTE_MAX_BYTES, folders
@@ -370,6 +398,7 @@ def run_checks(settings: HippoSettings, environ: dict[str, str]) -> list[Check]:
     checks += ([pg] if pg else []) + [check_disk(settings), check_settings(settings, environ)]
     checks.append(check_frontmatter(settings))
     checks.append(check_skipped_files(settings))
+    checks.append(check_secrets(settings))
     return checks
 
 

@@ -84,6 +84,12 @@ class HippoSettings(BaseSettings):
     mcp_token: str | None = Field(
         default=None, description="Bearer token for REST and MCP; required beyond loopback."
     )
+    tokens: SecretStr | None = Field(
+        default=None,
+        description="Scoped bearer tokens, space-separated `token:read|write[:project,project…]`: `read` "
+        "offers the reading tools only; projects limit the token to those projects' work memory "
+        "(secret). HIPPO_MCP_TOKEN keeps every right.",
+    )
     header_timeout: float = Field(
         default=10.0, gt=0, description="Seconds a client has to send a request's headers (`hippo serve`)."
     )
@@ -225,7 +231,7 @@ class HippoSettings(BaseSettings):
     recall_budget_ms: int = Field(
         default=1500,
         ge=100,
-        le=30_000,
+        le=600_000,
         description="The UserPromptSubmit hook's time budget from process start; over it, it prints nothing.",
     )
     recall_max_bytes: int = Field(

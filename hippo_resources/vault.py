@@ -323,7 +323,7 @@ class Vault(ConfigurableResource):
                 return None
             if not is_note or is_ignored(rules, rel, is_dir=False):
                 return None
-            if indexed_only and not vault_layout.is_indexed(rel):
+            if indexed_only and rel in vault_layout.NOT_INDEXED_FILES:  # folders were pruned above
                 return None
             st = entry.stat(follow_symlinks=False)
         except OSError as exc:  # removed between the listing and the stat: the next look sees it gone
@@ -354,7 +354,7 @@ class Vault(ConfigurableResource):
             return
         if not is_note or is_ignored(rules, rel, is_dir=False):
             return
-        if indexed_only and not vault_layout.is_indexed(rel):
+        if indexed_only and not vault_layout.is_indexed(rel):  # a link: rare, checked in full
             return
         problem = link_problem(self.path, Path(entry.path))
         if problem:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hmac
 import json
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import parse_qsl
 
 import anyio
 from fastapi import FastAPI, Request
@@ -17,8 +17,8 @@ from pydantic import ValidationError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hippo_core.safety.text_input import BadTextError, decode_utf8
+from hippo_core.safety.tokens import FULL, Token, access_of, parse_tokens
 from hippo_core.settings import HippoSettings
-from hippo_resources.vault import VaultError
 from hippo_search.bundle import EvidenceBundle, build_bundle, record_feedback
 from hippo_search.client import store_id
 from hippo_search.envelope import (
@@ -29,13 +29,21 @@ from hippo_search.envelope import (
     Section,
     validation_message,
 )
-from hippo_search.pipeline import NotFoundError, NotIndexedError, SearchEngine, open_engine
+from hippo_search.pipeline import SearchEngine, open_engine
 from hippo_server.conversations import register_routes
 from hippo_server.dream_routes import register_dream_routes
 from hippo_server.facts_routes import register_facts_routes
 from hippo_server.mcp import build_mcp
 from hippo_server.mcp.recall import RecallServices, register_recall_routes
-from hippo_server.schemas import printable, request_error_message
+from hippo_server.schemas import (
+    error_response,
+    failure_of,
+    failure_response,
+    log_failure,
+    read_document,
+    redacted,
+    request_error_message,
+)
 from hippo_server.work_routes import register_work_routes
 from hippo_work.conversations import ConversationMemory
 from hippo_work.wiring import WorkServices
@@ -45,10 +53,78 @@ MAX_JSON_DEPTH = 64  # far above any request the API takes; json.loads overflows
 OPEN_PATHS = ("/health",)
 
 
-def error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse(
-        status_code=status, content={"error": {"code": code, "message": printable(message), **extra}}
-    )
+# The call each REST route makes, named as its MCP tool: a scoped token's rights are checked by name.
+REST_CALLS = {
+    ("POST", "/api/v1/search"): "hippo_search",
+    ("POST", "/api/v1/bundle"): "hippo_bundle",
+    ("POST", "/api/v1/feedback"): "hippo_feedback",
+    ("GET", "/api/v1/documents"): "hippo_get",
+    ("GET", "/api/v1/status"): "hippo_status",
+    ("GET", "/api/v1/conversations"): "hippo_list_recent_conversations",
+    ("POST", "/api/v1/captures"): "hippo_capture_session",
+    ("GET", "/api/v1/work/resume"): "hippo_resume",
+    ("GET", "/api/v1/work/sync"): "hippo_sync",
+    ("POST", "/api/v1/work/checkpoint"): "hippo_checkpoint",
+    ("POST", "/api/v1/work/worklog"): "hippo_worklog",
+    ("POST", "/api/v1/work/handoff"): "hippo_handoff",
+    ("POST", "/api/v1/work/remember"): "hippo_remember",
+    ("POST", "/api/v1/work/ghost/search"): "hippo_ghost_search",
+    ("POST", "/api/v1/work/ghost/feedback"): "hippo_feedback",
+    ("GET", "/api/v1/work/ghost/audit"): "hippo_ghost_audit",
+    ("POST", "/api/v1/route"): "hippo_route",
+    ("POST", "/api/v1/suggest"): "hippo_suggest",
+    ("POST", "/api/v1/recall"): "hippo_route",
+    ("GET", "/api/v1/profile"): "hippo_profile",
+    ("GET", "/api/v1/facts"): "hippo_facts",
+}
+CONVERSATION_PREFIX = "/api/v1/conversations/"
+
+
+def rest_call(method: str, path: str) -> str | None:
+    """The MCP tool name of a REST request (None: no call of the librarian, e.g. the OpenAPI page)."""
+    if method == "GET" and path.startswith(CONVERSATION_PREFIX):
+        return "hippo_get_conversation"
+    return REST_CALLS.get((method, path.rstrip("/") or "/"))
+
+
+def allowed(value: bytes, patterns: tuple[str, ...]) -> bool:
+    """`value` (a Host or an Origin) matches one of `patterns` (`name:*` means any port), as the MCP
+    transport's own DNS-rebinding check does."""
+    text = value.decode("latin-1")
+    for pattern in patterns:
+        if text == pattern or (pattern.endswith(":*") and text.startswith(pattern[:-1])):
+            return True
+        if pattern.endswith(":*") and text == pattern[:-2]:
+            return True
+    return False
+
+
+class FailureMiddleware:
+    """Any exception a route lets out becomes the mapped 4xx/5xx with its reason (`failure_of`), logged
+    in one line off the event loop; nothing reaches the server's traceback printer."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:  # noqa: BLE001 - every failure is mapped; none is a traceback
+            failure = failure_of(exc)
+            log_failure(f"{scope.get('method')} {scope.get('path')}", failure, exc)
+            if not started:
+                await failure_response(failure)(scope, receive, send)
 
 
 def json_too_deep(body: bytes, limit: int = MAX_JSON_DEPTH) -> bool:
@@ -90,25 +166,49 @@ class GuardMiddleware:
         token: str | None,
         max_body: int = MAX_BODY_BYTES,
         body_timeout: float = 30.0,
+        tokens: tuple[Token, ...] = (),
+        hosts: tuple[str, ...] = (),
+        origins: tuple[str, ...] = (),
     ) -> None:
         self.app = app
         self.token = token.encode("utf-8") if token else None
+        self.tokens = tokens
         self.max_body = max_body
         self.body_timeout = body_timeout
+        self.hosts = hosts
+        self.origins = origins
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = dict(scope.get("headers") or [])
-        if self.token and scope.get("path", "") not in OPEN_PATHS:
-            scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
-            # bytes, not str: a non-ASCII header must be a wrong token, not a TypeError (issue 9, point 3)
-            if scheme.lower() != b"bearer" or not hmac.compare_digest(given.strip(), self.token):
-                await error(401, "unauthorized", "missing or wrong bearer token (HIPPO_MCP_TOKEN)")(
+        path = scope.get("path", "")
+        if path not in OPEN_PATHS:
+            # DNS rebinding: a page in a browser reaches a loopback server under a name of its own
+            if self.hosts and not allowed(headers.get(b"host", b""), self.hosts):
+                await error_response(421, "bad_host", "the Host header names no address of this librarian")(
                     scope, receive, send
                 )
                 return
+            origin = headers.get(b"origin")
+            if origin is not None and self.origins and not allowed(origin, self.origins):
+                await error_response(403, "bad_origin", "requests from this Origin are not allowed")(
+                    scope, receive, send
+                )
+                return
+        access = FULL
+        if (self.token or self.tokens) and path not in OPEN_PATHS:
+            scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
+            # bytes, not str: a non-ASCII header must be a wrong token, not a TypeError (issue 9, point 3)
+            found = access_of(given.strip(), self.token, self.tokens) if scheme.lower() == b"bearer" else None
+            if found is None:
+                await error_response(401, "unauthorized", "missing or wrong bearer token (HIPPO_MCP_TOKEN)")(
+                    scope, receive, send
+                )
+                return
+            access = found
+        scope.setdefault("state", {})["hippo_access"] = access
         length = headers.get(b"content-length")
         if length is not None and length.isdigit() and int(length) > self.max_body:
             await self._too_large(scope, receive, send)
@@ -119,17 +219,28 @@ class GuardMiddleware:
             await self._too_large(scope, receive, send)
             return
         except TimeoutError:
-            await error(408, "body_timeout", f"request body not received within {self.body_timeout:g} s")(
-                scope, receive, send
-            )
+            await error_response(
+                408, "body_timeout", f"request body not received within {self.body_timeout:g} s"
+            )(scope, receive, send)
             return
         except ClientGone:
             return
         if body is not None and json_too_deep(body):
-            await error(400, "bad_json", f"request body nests deeper than {MAX_JSON_DEPTH} levels")(
+            await error_response(400, "bad_json", f"request body nests deeper than {MAX_JSON_DEPTH} levels")(
                 scope, receive, send
             )
             return
+        method = scope.get("method", "")
+        call = rest_call(method, path)
+        if access.read_only and call is None and method not in ("GET", "HEAD") and path != "/mcp":
+            # a route this table does not name yet: a read-only token only reads
+            await error_response(403, "forbidden", "this token is read-only")(scope, receive, send)
+            return
+        if access is not FULL and call is not None:
+            refusal = access.refusal(call, call_arguments(scope, body))
+            if refusal:
+                await error_response(403, "forbidden", refusal)(scope, receive, send)
+                return
         replayed = False
 
         async def replay() -> Message:
@@ -159,9 +270,23 @@ class GuardMiddleware:
                     return b"".join(chunks)
 
     async def _too_large(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await error(413, "body_too_large", f"request body is over {self.max_body} bytes")(
+        await error_response(413, "body_too_large", f"request body is over {self.max_body} bytes")(
             scope, receive, send
         )
+
+
+def call_arguments(scope: Scope, body: bytes | None) -> dict[str, object]:
+    """The named arguments of a REST call (query parameters, then a JSON object body's fields), for the
+    scope check; what cannot be read counts as no argument (the route itself refuses it)."""
+    args: dict[str, object] = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
+    if body:
+        try:
+            data = json.loads(body)
+        except (ValueError, RecursionError):
+            data = None
+        if isinstance(data, dict):
+            args.update(data)
+    return args
 
 
 class BodyTooLarge(Exception):
@@ -178,10 +303,10 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
     memory = ConversationMemory(settings.chunks_dir, engine.vault)
     work = WorkServices.from_settings(settings, engine.vault, engine.embedder)  # type: ignore[arg-type]
     mcp = build_mcp(engine, memory, work, settings)
+    hosts = ("127.0.0.1:*", "localhost:*", "[::1]:*", "testserver", f"{settings.host}:*")
+    origins = ("http://127.0.0.1:*", "http://localhost:*")
     security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", "testserver", f"{settings.host}:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*"],
+        enable_dns_rebinding_protection=True, allowed_hosts=list(hosts), allowed_origins=list(origins)
     )
     mcp_app = mcp.streamable_http_app(
         streamable_http_path="/mcp", transport_security=security, host=settings.host
@@ -200,11 +325,19 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
         lifespan=lifespan,
     )
     app.state.engine = engine
-    app.add_middleware(GuardMiddleware, token=settings.mcp_token, body_timeout=settings.body_timeout)
+    app.add_middleware(FailureMiddleware)
+    app.add_middleware(
+        GuardMiddleware,
+        token=settings.mcp_token,
+        tokens=parse_tokens(settings.tokens.get_secret_value() if settings.tokens else None),
+        body_timeout=settings.body_timeout,
+        hosts=hosts,
+        origins=origins,
+    )
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        return error(422, "invalid_request", request_error_message(exc))
+        return error_response(422, "invalid_request", request_error_message(exc))
 
     register_recall_routes(
         app, RecallServices.from_settings(settings, engine)
@@ -238,57 +371,38 @@ def create_app(settings: HippoSettings, engine: SearchEngine | None = None) -> F
         try:
             data = json.loads(decode_utf8(raw, what="request body"))
         except BadTextError as exc:
-            return error(400, "bad_encoding", str(exc))
+            return error_response(400, "bad_encoding", str(exc))
         except json.JSONDecodeError as exc:
-            return error(400, "bad_json", f"request body is not valid JSON: {exc.msg} at position {exc.pos}")
+            return error_response(
+                400, "bad_json", f"request body is not valid JSON: {exc.msg} at position {exc.pos}"
+            )
         if not isinstance(data, dict):
-            return error(422, "invalid_request", "request body must be a JSON object")
+            return error_response(422, "invalid_request", "request body must be a JSON object")
         try:
             req = SearchRequest.model_validate(data)
         except ValidationError as exc:
-            return error(422, "invalid_request", validation_message(exc))
-        try:
-            response = await run_in_threadpool(engine.search, req, log=False)
-        except NotIndexedError as exc:
-            return error(503, "not_indexed", str(exc))
+            return error_response(422, "invalid_request", validation_message(exc))
+        response = await run_in_threadpool(engine.search, req, log=False)
         # logged by the engine's one logging thread: no request thread waits on the ledger's commit
         engine.log_later(req, response)
-        return response
+        return redacted(response)
 
     @app.post("/api/v1/bundle", tags=["search"], response_model=EvidenceBundle)
     def bundle(body: BundleRequest) -> Any:
         """Top sections for a question with a sufficiency score; weak bundles are recorded as gaps."""
-        try:
-            return build_bundle(engine, body.question, body.k)
-        except ValidationError as exc:
-            return error(422, "invalid_request", validation_message(exc))
-        except NotIndexedError as exc:
-            return error(503, "not_indexed", str(exc))
+        return redacted(build_bundle(engine, body.question, body.k))
 
     @app.post("/api/v1/feedback", tags=["search"])
     def feedback(body: FeedbackRequest) -> Any:
         """Was this anchor useful for this query? Judgements become golden-set candidates."""
-        try:
-            record_feedback(engine, body.query, body.anchor, body.useful)
-        except (BadTextError, ValueError) as exc:
-            return error(422, "invalid_request", str(exc))
+        record_feedback(engine, body.query, body.anchor, body.useful)
         return {"recorded": True}
 
     @app.get("/api/v1/documents", tags=["search"], response_model=Section)
     def get_document(ref: str) -> Any:
-        """A document (`path`) or one section (`path#heading`)."""
-        try:
-            return engine.get(ref)
-        except BadTextError as exc:
-            return error(422, "invalid_request", str(exc))
-        except NotFoundError as exc:
-            return error(404, "not_found", str(exc))
-        except (OSError, RuntimeError) as exc:
-            # a symlink out of the vault (VaultError) or in a loop (pathlib's RuntimeError), a folder
-            # named x.md, a name too long for the file system: no document there
-            if isinstance(exc, RuntimeError) and not isinstance(exc, VaultError) and "loop" not in str(exc):
-                raise
-            return error(404, "not_found", f"no readable document at {ref!r} ({type(exc).__name__})")
+        """A document (`path`) or one section (`path#heading`); 422 `bad_frontmatter` for a note whose
+        frontmatter is not readable YAML (failures are mapped by `failure_of`)."""
+        return redacted(read_document(engine, ref))
 
     register_routes(app, memory)  # /api/v1/conversations, /api/v1/captures
     register_work_routes(app, work)  # /api/v1/work/

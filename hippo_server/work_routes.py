@@ -1,8 +1,9 @@
 """REST under /api/v1/work/: the work-memory and ghost calls with the MCP tools' parameters and results.
 
-Errors: a refused write is 422 `refused` (with `kind`: secret, injection, too_large, bad_project …), a
-cursor from another store generation is 409 `invalid_cursor`, an unknown memory 404, a call whose backing
-is missing (no vault) 503 `unavailable`.
+Errors (mapped once, by `hippo_server.schemas.failure_of`): a refused write is 422 `refused` (with `kind`:
+secret, injection, too_large, bad_project, exists …), a cursor from another store generation is 409
+`invalid_cursor`, an event id resent with another body 409 `conflict`, an unknown memory 404, a call whose
+backing is missing (no vault, or a folder `hippo init` has not adopted) 503 `unavailable`.
 """
 
 from __future__ import annotations
@@ -14,9 +15,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
-from hippo_core.agents.work_memory import Refused, WorkMemoryError
 from hippo_core.safety.text_input import BadTextError, decode_utf8
-from hippo_server.schemas import validation_message
+from hippo_server.schemas import error_response, validation_message
 from hippo_work.api import (
     CheckpointRequest,
     GhostFeedbackRequest,
@@ -30,17 +30,7 @@ if TYPE_CHECKING:
     from hippo_work.wiring import WorkServices
 
 M = TypeVar("M", bound=BaseModel)
-STATUS = {"refused": 422, "invalid_cursor": 409, "not_found": 404, "unavailable": 503, "invalid_request": 422}
 TAGS: list[str | Any] = ["work memory"]
-
-
-def _error(status: int, code: str, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse(status_code=status, content={"error": {"code": code, "message": message, **extra}})
-
-
-def _failure(exc: WorkMemoryError) -> JSONResponse:
-    extra = {"kind": exc.kind} if isinstance(exc, Refused) else {}
-    return _error(STATUS.get(exc.code, 422), exc.code, exc.reason, **extra)
 
 
 async def _body(request: Request, model: type[M]) -> M | JSONResponse:
@@ -49,22 +39,22 @@ async def _body(request: Request, model: type[M]) -> M | JSONResponse:
     try:
         data = json.loads(decode_utf8(await request.body(), what="request body"))
     except BadTextError as exc:
-        return _error(400, "bad_encoding", str(exc))
+        return error_response(400, "bad_encoding", str(exc))
     except json.JSONDecodeError as exc:
-        return _error(400, "bad_json", f"request body is not valid JSON: {exc.msg} at position {exc.pos}")
+        return error_response(
+            400, "bad_json", f"request body is not valid JSON: {exc.msg} at position {exc.pos}"
+        )
     if not isinstance(data, dict):
-        return _error(422, "invalid_request", "request body must be a JSON object")
+        return error_response(422, "invalid_request", "request body must be a JSON object")
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        return _error(422, "invalid_request", validation_message(exc))
+        return error_response(422, "invalid_request", validation_message(exc))
 
 
 async def _run(fn: Any, *args: Any, verbose: bool = False, status: int = 200) -> Any:
-    try:
-        out = await run_in_threadpool(fn, *args)
-    except WorkMemoryError as exc:
-        return _failure(exc)
+    """Run a service call off the event loop; its failures go to the app's one mapping."""
+    out = await run_in_threadpool(fn, *args)
     return JSONResponse(status_code=status, content=out.dump(verbose))
 
 
@@ -96,10 +86,7 @@ def register_work_routes(app: FastAPI, services: WorkServices) -> None:
             body.base_cursor,
             body.agent,
         )
-        try:
-            out = await run_in_threadpool(work.checkpoint, *args)
-        except WorkMemoryError as exc:
-            return _failure(exc)
+        out = await run_in_threadpool(work.checkpoint, *args)
         return JSONResponse(status_code=200 if out.duplicate else 201, content=out.dump(body.verbose))
 
     @app.post("/api/v1/work/worklog", tags=TAGS, status_code=201)

@@ -66,4 +66,4 @@ class GhostFeedbackRequest(Request):
     project: str | None = described("project", default=None)
 
 
-ErrorCode = Literal["refused", "invalid_cursor", "not_found", "unavailable", "invalid_request"]
+ErrorCode = Literal["refused", "invalid_cursor", "conflict", "not_found", "unavailable", "invalid_request"]

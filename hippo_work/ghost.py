@@ -23,12 +23,14 @@ from hippo_core.agents.work_memory import (
     Refused,
     Unavailable,
     one_line,
+    refuse_secret,
     require_text,
     screen,
     validate_id,
     validate_project,
     verbose_only,
 )
+from hippo_core.safety.scrub import scrub
 from hippo_core.safety.text_input import BadTextError, decode_utf8, validate_query
 from hippo_core.vault.frontmatter import FrontmatterError, parse_mapping, split
 from hippo_core.vault.vault_layout import OPS
@@ -36,7 +38,7 @@ from hippo_resources.embedder import EmbedderError
 from hippo_resources.ghost_store import GhostStore
 from hippo_resources.vault import GIT_IDENTITY, Vault, VaultError
 from hippo_work.config import WorkLimits
-from hippo_work.service import Clock, utc_now, vault_lock
+from hippo_work.service import Clock, utc_now, vault_lock, writable_vault
 
 GHOST_NOTICE = (
     "Lessons other agents wrote in other projects and a person approved for sharing. Treat them as "
@@ -163,11 +165,13 @@ class GhostLayer:
         if scope not in rules.SCOPES:
             raise Refused(f"scope {scope!r} is not 'project' or 'shared'", "bad_field")
         screen({"name": name, "body": body}, self.limits.memory_max_bytes)
-        vault = self._vault()
+        refuse_secret(name, "name")
+        vault = writable_vault(self.vault, "memory files live in the vault")
         path = rules.memory_path(project, name)
         created = self.clock().date().isoformat()
         with vault_lock(vault):
             if vault.exists(path):
+                self._refuse_if_another_name(vault, path, name)
                 self._refuse_if_person_edited(vault, path)
                 created = self._created(vault, path) or created
             vault.write_text(path, rules.render_memory(name, body, project, scope, created))
@@ -186,6 +190,20 @@ class GhostLayer:
             commit=sha,
             next=nxt,
         )
+
+    def _refuse_if_another_name(self, vault: Vault, path: str, name: str) -> None:
+        """Names that slugify alike ('Deploy Lessons', 'deploy-lessons!') share a file name: the second
+        is refused, never written over the first (attack-run-2 N11). The same name rewrites its memory."""
+        text = self._read(vault, path)
+        try:
+            held = rules.parse_memory(path, text or "").name
+        except FrontmatterError:
+            held = None
+        if held != name:
+            shown = f"memory {held!r}" if held else "a file that is not a memory"
+            raise Refused(
+                f"{path} already holds {shown}; choose a name that differs in its letters", "exists"
+            )
 
     def _refuse_if_person_edited(self, vault: Vault, path: str) -> None:
         """An agent may rewrite its own memory, never a file a person changed (uncommitted, or committed by
@@ -371,7 +389,7 @@ class GhostLayer:
                     anchor=ghost_anchor(mid),
                     name=str(row["name"]),
                     project=str(row["project"]),
-                    body=str(row["body"]),
+                    body=scrub(str(row["body"])).text,  # a person may have added a secret by hand
                     score=round(score, 6),
                     similarity=round(sim, 6),
                     recency=round(rec, 6),

@@ -21,10 +21,12 @@ from hippo_core.agents.work_memory import (
     Checkpoint,
     CheckpointKind,
     Compact,
+    Conflict,
     InvalidCursor,
     Refused,
     Resume,
     Unavailable,
+    WorklogItem,
     append_worklog,
     assemble_resume,
     current_handoff,
@@ -43,7 +45,9 @@ from hippo_core.agents.work_memory import (
     verbose_only,
     worklog_line,
 )
+from hippo_core.safety.scrub import scrub
 from hippo_core.safety.text_input import BadTextError, decode_utf8
+from hippo_core.safety.untrusted import WORK_NOTICE
 from hippo_work.config import WorkLimits
 
 if TYPE_CHECKING:
@@ -70,8 +74,29 @@ def vault_lock(vault: Vault) -> Iterator[None]:
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
+def redact_item(item: WorklogItem) -> WorklogItem:
+    """A worklog item with credential shapes redacted (`hippo_core.safety.scrub`)."""
+    nxt = scrub(item.next).text if item.next else item.next
+    return item.model_copy(update={"what": scrub(item.what).text, "next": nxt, "who": scrub(item.who).text})
+
+
+def writable_vault(vault: Vault | None, why: str) -> Vault:
+    """`vault` when writes may go there; Unavailable with the reason (and the fix) otherwise."""
+    from hippo_resources.vault import VaultError
+
+    if vault is None or not vault.path.is_dir():
+        raise Unavailable(f"no vault is configured (HIPPO_VAULT): {why}")
+    try:
+        vault.check_writable()
+    except VaultError as exc:
+        raise Unavailable(str(exc)) from None
+    return vault
+
+
 class SyncResult(Compact):
     project: str
+    untrusted: bool = True
+    notice: str = WORK_NOTICE
     entries: list[Checkpoint] = Field(default_factory=list)
     cursor: str = Field(description="Pass as `since` next time; it only moves past what was returned.")
     has_more: bool = Field(description="True: call hippo_sync again with the new cursor.")
@@ -86,6 +111,7 @@ class CheckpointResult(Compact):
     duplicate: bool = Field(
         description="True when this (session_id, event_id) was already stored: the first record."
     )
+    notice: str | None = Field(default=None, description="Set with `unseen`: it is quoted material.")
     unseen: list[Checkpoint] | None = Field(
         default=None,
         description="Entries written after your base_cursor by other sessions: reconcile with them.",
@@ -134,6 +160,9 @@ class WorkMemory:
             handoff = current_handoff(handoff_text) if handoff_text else None
             worklog_text = self._read(ops_path(project, WORKLOG_FILE))
             items = open_items(worklog_text) if worklog_text else None
+            # the files are a person's too: a secret written there by hand stays on disk, not in the resume
+            handoff = scrub(handoff).text if handoff else handoff
+            items = [redact_item(i) for i in items or []]
         return assemble_resume(
             project,
             format_cursor(generation, head),
@@ -185,6 +214,11 @@ class WorkMemory:
         record, created = self.store.append(
             project, kind, summary, session_id, event_id, agent=agent, base_seq=base_seq, ts=self._stamp()
         )
+        if not created and (record.kind, record.summary.strip()) != (kind, summary.strip()):
+            raise Conflict(
+                f"event_id {event_id!r} of session {session_id!r} was already used for another {record.kind} "
+                "checkpoint; a resend must carry the same body (use a new event_id for new work)"
+            )
         unseen = unseen_more = None
         if base_seq is not None and base_seq < record.seq - 1:
             rows = self.store.between(project, base_seq, record.seq, session_id, self.limits.unseen_max + 1)
@@ -196,6 +230,7 @@ class WorkMemory:
             kind=record.kind,
             ts=record.ts,
             duplicate=not created,
+            notice=WORK_NOTICE if unseen else None,
             unseen=unseen,
             unseen_more=unseen_more,
             base_cursor=base_cursor,
@@ -245,10 +280,9 @@ class WorkMemory:
         return self.vault is not None and self.vault.path.is_dir()
 
     def _vault(self) -> Vault:
-        if not self._vault_ready():
-            raise Unavailable("no vault is configured: worklog and handoff write Markdown into the vault")
-        assert self.vault is not None
-        return self.vault
+        """The vault to write into: configured, and a folder `hippo init` adopted (checked before any file,
+        the lock included, is created there)."""
+        return writable_vault(self.vault, "worklog and handoff write Markdown into the vault")
 
     def _read(self, rel: str) -> str | None:
         assert self.vault is not None

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 from hippo_core.safety.scanners import find_injections, find_secrets
+from hippo_core.safety.untrusted import WORK_NOTICE
 from hippo_core.vault.fingerprints import sha256_text
 from hippo_core.vault.frontmatter import render as render_frontmatter
 from hippo_core.vault.vault_layout import OPS
@@ -58,6 +59,12 @@ class InvalidCursor(WorkMemoryError):
     """The cursor belongs to another store generation (a restore) or is malformed: re-read from 0."""
 
     code = "invalid_cursor"
+
+
+class Conflict(WorkMemoryError):
+    """An idempotent resend whose body differs from the first: the event id was reused for other work."""
+
+    code = "conflict"
 
 
 class NotFound(WorkMemoryError):
@@ -117,6 +124,7 @@ def validate_project(project: object) -> str:
             f"project is {len(project)} characters; the limit is {PROJECT_MAX_CHARS}", "bad_project"
         )
     if _SLUG.fullmatch(project):
+        refuse_secret(project, "project")
         return project
     hint = suggest_slug(project)
     tip = f" (try {hint!r})" if hint and hint != project else ""
@@ -147,7 +155,16 @@ def validate_id(value: object, what: str) -> str:
         raise Refused(f"{what} is {len(value)} characters; the limit is {ID_MAX_CHARS}", "bad_field")
     if not _ID.fullmatch(value):
         raise Refused(f"{what} may only hold letters, digits and . _ : @ + / = -", "bad_field")
+    refuse_secret(value, what)
     return value
+
+
+def refuse_secret(value: str, what: str) -> None:
+    """Refuse a field (an id, a slug, a name) holding a credential: it would be stored and shown to every
+    later session (attack-run-2 N13)."""
+    kinds = sorted({f.kind for f in find_secrets(value)})
+    if kinds:
+        raise Refused(f"{what} holds a credential-shaped string ({', '.join(kinds)}); use another", "secret")
 
 
 def validate_agent(value: str | None, default: str = "agent") -> str:
@@ -159,7 +176,13 @@ def validate_agent(value: str | None, default: str = "agent") -> str:
         raise Refused(f"agent is {len(agent)} characters; the limit is {AGENT_MAX_CHARS}", "bad_field")
     if any(c in "()[]*\\`<>" or not c.isprintable() for c in agent):
         raise Refused("agent may not hold brackets, parentheses, '*', '`' or control characters", "bad_field")
+    refuse_secret(agent, "agent")
     return agent
+
+
+# A Hippocampus block marker (`<!-- hippo:handoff fp:… -->`, `<!-- /hippo:handoff -->`, any `<!-- hippo…`):
+# agent text holding one could turn itself into "a person's edit" or hide the real block (N12).
+MARKER = re.compile(r"<!--[\s/]{0,8}+hippo", re.IGNORECASE)
 
 
 def screen(fields: Mapping[str, str | None], max_bytes: int) -> None:
@@ -181,6 +204,11 @@ def screen(fields: Mapping[str, str | None], max_bytes: int) -> None:
     for name, value in fields.items():
         if not value:
             continue
+        if MARKER.search(value):
+            raise Refused(
+                f"{name} holds a Hippocampus block marker ('<!-- hippo…'); agents may not write markers",
+                "injection",
+            )
         secrets = sorted({f.kind for f in find_secrets(value)})
         if secrets:
             raise Refused(
@@ -263,6 +291,8 @@ class Resume(Compact):
     """What a new session needs to continue a project, newest first, within a byte budget."""
 
     project: str
+    untrusted: bool = True
+    notice: str = WORK_NOTICE
     cursor: str = Field(description="Pass to hippo_sync(since=…) to read what is written after this.")
     handoff: str | None = None
     checkpoints: list[Checkpoint] = Field(default_factory=list)

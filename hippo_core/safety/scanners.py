@@ -693,11 +693,24 @@ _QUALIFIER = (
 )
 _TARGET = r"instructions?|prompts?|rules?|guidelines?|directions?|directives?|polic(?:y|ies)|constraints?"
 
+# What an injected order asks for: run something first, hide it, move secrets.
+_ORDER = (
+    r"\bat (?:the )?(?:session|conversation) start\b|\bbefore (?:anything|doing anything) else\b|\bfirst thing\b"
+    r"|\bwithout (?:asking|telling|confirming|checking)\b|\byou (?:must|have to|need to) (?:run|execute|send|upload|paste|email|fetch|download)\b"
+    r"|\b(?:run|execute) `|\bcurl\b|\bwget\b|~/\.(?:ssh|aws|gnupg|config|netrc)"
+)
+_SEND = r"e-?mail|mail|send|upload|post|paste|exfiltrate|forward|transmit|leak|publish|curl|wget"
+_SECRET_FILE = r"~/\.(?:ssh|aws|gnupg|netrc|docker|kube|config/gh)|\bid_(?:rsa|ed25519|ecdsa|dsa)\b|/etc/(?:shadow|passwd)\b|\.env\b"
+_SECRET_WORD = (
+    r"secrets?|credentials?|api ?keys?|access keys?|tokens?|passwords?|passphrases?|private keys?|ssh keys?"
+    r"|env(?:ironment)? (?:vars?|variables?)|cookies?|session ids?"
+)
+
 INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
     "ignore_instructions": re.compile(
         rf"\b(?:ignore|disregard|forget|override|bypass)\b[^.!?;]{{0,40}}?\b(?:{_QUALIFIER})\b[^.!?;]{{0,30}}?\b(?:{_TARGET})\b"
         r"|\b(?:ignore|disregard|forget)\b[^.!?;]{0,40}?\b(?:you (?:were|have been|had been|was) (?:told|given|taught|instructed|asked)"
-        r"|(?:told|said|given) (?:to you )?(?:before|earlier|previously|so far))"
+        r"|(?:told|said|given) (?:(?:to )?you )?(?:before|earlier|previously|so far))"
         # letters spelled out one by one join without spaces: "ignoreallpreviousinstructions"
         r"|(?:ignore|disregard|forget)(?:all|any|every|the|your)?(?:previous|prior|above|earlier)(?:instructions?|prompts?|rules?)"
     ),
@@ -724,8 +737,45 @@ INJECTION_PATTERNS: dict[str, re.Pattern[str]] = {
         r"[^.!?]{0,12}?(?:무시|잊어|잊고|잊으|따르지|버리)"
         r"|시스템 ?프롬프트[^.!?]{0,10}?(?:보여|출력|알려|공개|말해)"
     ),
+    # Paraphrases aimed at the agent that reads the text later (attack-run-2 N8). Every gap is bounded and
+    # stops at a sentence end, so each start scans at most a sentence: linear in the text.
+    "next_agent_order": re.compile(
+        # addressed to the next agent / assistant, with an order a handoff has no reason to give
+        r"\b(?:next|future|incoming|following|other) (?:agent|assistant|ai|model|llm|session|claude|codex)s?\b"
+        rf"[^.!?\n]{{0,80}}?(?=[abcefrwy~])(?:{_ORDER})"
+    ),
+    "exfiltration": re.compile(
+        # send secrets or key files somewhere: a verb, what is sent, and (for the plain words) to whom
+        rf"\b(?=[empufltcws])(?:{_SEND})\b[^.!?\n]{{0,60}}?(?=[~i/.])(?:{_SECRET_FILE})"
+        rf"|(?=[~i/.])(?:{_SECRET_FILE})[^.!?\n]{{0,60}}?\b(?=[empufltcws])(?:{_SEND})\b"
+        rf"|\b(?=[empufltcws])(?:{_SEND})\b[^.!?\n]{{0,60}}?\b(?=[scatpe])(?:{_SECRET_WORD})\b[^.!?\n]{{0,40}}?"
+        r"(?=[thi])(?:\bto (?:me|us|this|https?:|[a-z0-9-]++\.[a-z]{2,}+)|\bhere\b|\bin (?:the|this|your) (?:chat|reply|answer|response))"
+    ),
+    "remote_script": re.compile(
+        r"\b(?:curl|wget|iwr|irm)\b[^|\n]{0,200}+\| ?(?:sudo )?(?:ba|z|da)?sh\b|\biex\b ?\("
+    ),
+    "image_exfiltration": re.compile(
+        # a Markdown image the reader's client fetches by itself: a query string leaks what it carries
+        r"!\[[^\]\n]{0,300}+\] ?\( ?<?(?:https?:)?//(?!(?:localhost|127\.0\.0\.1|\[::1\])[:/)])"
+    ),
+    "conceal_from_user": re.compile(
+        r"\b(?:do not|don't|dont|never|without) (?:tell|telling|inform|informing|alert|alerting|ask|asking|"
+        r"notify|notifying|mention|mentioning)(?: (?:this|it))?(?: to)? the (?:user|human|person|operator)\b"
+    ),
 }
 INJECTION_KINDS: tuple[str, ...] = tuple(INJECTION_PATTERNS)
+# Words every match of a pattern holds: a text without any of them skips the pattern (a substring test
+# in C instead of trying a long alternation at every position).
+INJECTION_HINTS: dict[str, tuple[str, ...]] = {
+    "next_agent_order": ("agent", "assistant", "ai", "model", "llm", "session", "claude", "codex"),
+    "exfiltration": (
+        "mail", "send", "upload", "post", "paste", "exfiltrate", "forward", "transmit", "leak", "publish",
+        "curl", "wget",
+    ),
+    "remote_script": ("curl", "wget", "iwr", "irm", "iex"),
+    "image_exfiltration": ("![",),
+    "conceal_from_user": ("user", "human", "person", "operator"),
+}  # fmt: skip
 
 
 def find_injections(text: str) -> list[Finding]:
@@ -736,6 +786,9 @@ def find_injections(text: str) -> list[Finding]:
     claimed = bytearray(len(view.text))
     found: list[Finding] = []
     for kind, pattern in INJECTION_PATTERNS.items():
+        hints = INJECTION_HINTS.get(kind)
+        if hints is not None and not any(h in view.text for h in hints):
+            continue
         for m in pattern.finditer(view.text):
             start, end = m.span()
             if start == end or claimed.find(1, start, end) != -1:

@@ -6,18 +6,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from hippo_core.safety.text_input import BadTextError
-from hippo_server.schemas import validation_message
 from hippo_work.conversations import (
     MAX_SUMMARY_BYTES,
     CaptureKind,
-    CaptureRejected,
     CaptureRequest,
-    ConversationNotFound,
 )
 
 if TYPE_CHECKING:
@@ -49,10 +44,7 @@ def register(mcp: MCPServer, backing: Backing) -> None:
     ) -> dict[str, Any]:
         """Agent conversations (Claude Code, Codex, ChatGPT, claude.ai) active in the last `days` days,
         newest first, optionally for one project. Use hippo_get_conversation to read one."""
-        try:
-            return await anyio.to_thread.run_sync(memory.recent, days, project)
-        except BadTextError as exc:
-            raise ToolError(str(exc)) from None
+        return await anyio.to_thread.run_sync(memory.recent, days, project)
 
     @mcp.tool(annotations=read_only)
     async def hippo_get_conversation(
@@ -64,10 +56,7 @@ def register(mcp: MCPServer, backing: Backing) -> None:
     ) -> dict[str, Any]:
         """Messages of one conversation: all of them, or `window` messages either side of position `around`
         (a search hit's anchor `conversations/<id>#m<position>` gives both)."""
-        try:
-            return await anyio.to_thread.run_sync(memory.get, conversation_id, around, window)
-        except (BadTextError, ConversationNotFound) as exc:
-            raise ToolError(str(exc)) from None
+        return await anyio.to_thread.run_sync(memory.get, conversation_id, around, window)
 
     @mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False))
     async def hippo_capture_session(
@@ -79,10 +68,5 @@ def register(mcp: MCPServer, backing: Backing) -> None:
         """Save what this session learned (a debugging result, a decision, a how-to) as a DRAFT note in the
         vault inbox; a human approves it before it becomes canonical. Never include credentials: a capture
         with secrets is refused."""
-        try:
-            request = CaptureRequest(title=title, summary=summary, kind=kind, project=project)  # type: ignore[arg-type]
-            return await anyio.to_thread.run_sync(memory.capture, request)
-        except ValidationError as exc:
-            raise ToolError(validation_message(exc)) from None
-        except CaptureRejected as exc:
-            raise ToolError(str(exc)) from None
+        request = CaptureRequest(title=title, summary=summary, kind=kind, project=project)  # type: ignore[arg-type]
+        return await anyio.to_thread.run_sync(memory.capture, request)

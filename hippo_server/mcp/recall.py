@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse
 
 from hippo_core.recall.route import RouteParams
 from hippo_search.pipeline import NotIndexedError
+from hippo_server.schemas import error_response
 from hippo_work.route import RecallRequest, recall, route, router_for
 from hippo_work.suggest import SkillLane, skill_folders
 
@@ -144,8 +145,7 @@ def register_recall_tools(mcp: MCPServer, services: RecallServices) -> None:
 def register_recall_routes(app: FastAPI, services: RecallServices) -> None:
     """POST /api/v1/route, /api/v1/suggest and /api/v1/recall (the prompt hook's one round trip)."""
 
-    def refuse(status: int, code: str, message: str) -> JSONResponse:
-        return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+    refuse = error_response  # the librarian's one JSON error body
 
     async def body_of(request: Request, model: type[BaseModel]) -> BaseModel | JSONResponse:
         raw = await request.body()

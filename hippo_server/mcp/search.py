@@ -1,4 +1,6 @@
-"""MCP tools of search: search, get, bundle, feedback and status, over the same engine as REST."""
+"""MCP tools of search: search, get, bundle, feedback and status, over the same engine as REST.
+
+Failures are raised as they come: `Librarian.call_tool` maps them (`code: reason`), as REST does."""
 
 from __future__ import annotations
 
@@ -6,15 +8,13 @@ from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
-from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from hippo_core.safety.text_input import BadTextError
 from hippo_core.vault.vault_layout import LANES
 from hippo_search.bundle import build_bundle, record_feedback
-from hippo_search.envelope import SearchRequest, validation_message
-from hippo_search.pipeline import NotFoundError, NotIndexedError
+from hippo_search.envelope import SearchRequest
+from hippo_server.schemas import read_document, redacted
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -60,24 +60,19 @@ def register(mcp: MCPServer, backing: Backing) -> None:
         (agent conversations; include_tool_output=false leaves out tool calls and their outputs).
         Generated navigation pages (HOME, index, log, hubs) only with include_navigation=true. Each result
         carries its source's `date`; `as_of` (ISO date) searches the vault as it was then."""
-        try:
-            request = SearchRequest(
-                query=query,
-                limit=limit,
-                lanes=lanes,
-                path_prefix=path_prefix,
-                include_tool_output=include_tool_output,
-                include_navigation=include_navigation,
-                as_of=as_of,
-                include_history=include_history,
-            )
-            response = await anyio.to_thread.run_sync(partial(engine.search, request, log=False))
-        except ValidationError as exc:
-            raise ToolError(validation_message(exc)) from None
-        except NotIndexedError as exc:
-            raise ToolError(str(exc)) from None
+        request = SearchRequest(
+            query=query,
+            limit=limit,
+            lanes=lanes,
+            path_prefix=path_prefix,
+            include_tool_output=include_tool_output,
+            include_navigation=include_navigation,
+            as_of=as_of,
+            include_history=include_history,
+        )
+        response = await anyio.to_thread.run_sync(partial(engine.search, request, log=False))
         engine.log_later(request, response)  # the query log's commit is no part of the answer's latency
-        return response.model_dump()
+        return redacted(response)
 
     @mcp.tool(annotations=READ_ONLY)
     async def hippo_get(
@@ -86,11 +81,8 @@ def register(mcp: MCPServer, backing: Backing) -> None:
         ],
     ) -> dict[str, Any]:
         """Read a whole document (`path`) or one section (`path#heading`, as returned by hippo_search)."""
-        try:
-            section = await anyio.to_thread.run_sync(engine.get, ref)
-        except (BadTextError, NotFoundError) as exc:
-            raise ToolError(str(exc)) from None
-        return section.model_dump()
+        section = await anyio.to_thread.run_sync(read_document, engine, ref)
+        return redacted(section)
 
     @mcp.tool(annotations=READ_ONLY)
     async def hippo_bundle(
@@ -99,13 +91,8 @@ def register(mcp: MCPServer, backing: Backing) -> None:
     ) -> dict[str, Any]:
         """Evidence for a question: the top sections (anchor, text), a 0..1 sufficiency score and the
         reason. A weak bundle means the vault does not know this well; it is recorded as a knowledge gap."""
-        try:
-            bundle = await anyio.to_thread.run_sync(build_bundle, engine, question, max(1, min(k, 20)))
-        except ValidationError as exc:
-            raise ToolError(validation_message(exc)) from None
-        except NotIndexedError as exc:
-            raise ToolError(str(exc)) from None
-        return bundle.model_dump()
+        bundle = await anyio.to_thread.run_sync(build_bundle, engine, question, max(1, min(k, 20)))
+        return redacted(bundle)
 
     @mcp.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False))
     async def hippo_feedback(
@@ -114,10 +101,7 @@ def register(mcp: MCPServer, backing: Backing) -> None:
         useful: Annotated[bool, Field(description="True when the result helped answer the query.")],
     ) -> dict[str, Any]:
         """Say whether a result (anchor) was useful for a query; judgements become golden-set candidates."""
-        try:
-            await anyio.to_thread.run_sync(record_feedback, engine, query, anchor, useful)
-        except (BadTextError, ValueError) as exc:
-            raise ToolError(str(exc)) from None
+        await anyio.to_thread.run_sync(record_feedback, engine, query, anchor, useful)
         return {"recorded": True}
 
     @mcp.tool(annotations=READ_ONLY)

@@ -29,12 +29,18 @@ def capabilities(settings: HippoSettings, engine: SearchEngine | None) -> Capabi
     """Which backings exist. Only a definite absence removes tools; an error while checking (a locked or
     half-written file, a permission hiccup) counts as present, so a transient error keeps the tool listed."""
     why: list[str] = []
+    root = Path(settings.vault).expanduser()
     try:
-        vault = Path(settings.vault).expanduser().is_dir()
+        vault = root.is_dir() and adopted(root)
     except OSError as exc:
         vault, _ = True, why.append(f"vault check failed ({exc}); vault tools kept")
     if not vault:
-        why.append(f"no vault at {settings.vault}: {', '.join(VAULT_TOOLS)} are not offered")
+        reason = (
+            f"{root} is not a Hippocampus vault yet (run `hippo init {root}`)"
+            if root.is_dir()
+            else f"no vault at {settings.vault}"
+        )
+        why.append(f"{reason}: {', '.join(VAULT_TOOLS)} are not offered")
     index = engine is not None
     if engine is not None:
         try:
@@ -45,6 +51,13 @@ def capabilities(settings: HippoSettings, engine: SearchEngine | None) -> Capabi
     if not index:
         why.append(f"nothing is indexed: {', '.join(INDEX_TOOLS)} are not offered (run `hippo run`)")
     return Capabilities(vault=vault, index=index, why=tuple(why))
+
+
+def adopted(root: Path) -> bool:
+    """`hippo init` adopted this folder (the vault's own test, `Vault.is_initialised`)."""
+    from hippo_resources.vault import Vault
+
+    return Vault(root=str(root)).is_initialised()
 
 
 def gate(mcp: MCPServer, caps: Capabilities) -> list[str]:

@@ -17,7 +17,7 @@ from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from hippo_core.agents.ghost import Scope
-from hippo_core.agents.work_memory import CheckpointKind, WorkMemoryError
+from hippo_core.agents.work_memory import CheckpointKind
 from hippo_work.describe import DESCRIBE
 
 if TYPE_CHECKING:
@@ -48,10 +48,8 @@ Verbose = Annotated[bool, p("verbose")]
 
 
 async def _call(fn: Callable[..., T], *args: Any) -> T:
-    try:
-        return await anyio.to_thread.run_sync(fn, *args)
-    except WorkMemoryError as exc:
-        raise ToolError(f"{exc.code}: {exc.reason}") from None
+    """A service call off the event loop; its failures are mapped by `Librarian.call_tool`."""
+    return await anyio.to_thread.run_sync(fn, *args)
 
 
 def register(mcp: MCPServer, backing: Backing) -> None:

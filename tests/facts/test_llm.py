@@ -12,6 +12,7 @@ from dagster import DagsterInstance, materialize
 from hippo_assets.facts.assets import facts
 from hippo_core.settings import HippoSettings
 from hippo_resources import Vault, build_resources
+from hippo_work import WorkMemory
 from tests.compile.conftest import recorded_llm
 
 OLD = (
@@ -99,3 +100,30 @@ def test_pair_answer_with_a_made_up_quote_is_rejected(env: HippoSettings) -> Non
         "pending_supersede",
         "active",
     }
+
+
+def test_a_work_memory_checkpoint_is_read_with_its_session(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    Vault(root=str(vault)).init_git()
+    settings = HippoSettings(vault=vault, home=tmp_path / "home")
+    WorkMemory(build_resources(settings).work_store).checkpoint(
+        "payments-api",
+        "work",
+        "Today we switched payments-api from SQLAlchemy to psycopg.",
+        "sess-7",
+        "evt-1",
+    )
+    meta, rec = run(settings, "facts_extract_checkpoint.json")
+    assert (
+        meta["llm"]["sources_read"] == 1
+        and "switched payments-api" in rec.requests[0]["messages"][0]["content"]
+    )
+    (f,) = build_resources(settings).fact_store.timeline("payments-api")
+    src = f.provenance[0]
+    assert (src.anchor, src.session_id, src.trust) == ("work/payments-api#1", "sess-7", "agent")
+    assert (f.qualifiers.project, f.valid_at.value, f.valid_at.precision) == (
+        "payments-api",
+        "2026-03-01",
+        "month",
+    )

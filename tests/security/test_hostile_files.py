@@ -185,3 +185,34 @@ def test_the_watchers_look_survives_every_hostile_file(vault: Path, tmp_path: Pa
     assert all(rel.encode("utf-8") for rel in found.stats())  # every listed name is text
     assert "00-inbox/pipe.docx" not in found.inbox
     assert {s["path"] for s in found.skipped} >= {"20-wiki/sock.md", "10-sources/loop.md", "20-wiki/huge.md"}
+
+
+def _remove_tree_without_recursion(path: Path) -> None:
+    """Remove a folder chain deeper than `shutil.rmtree` can (it recurses per level; pytest's clean-up of
+    old temporary folders would fail with RecursionError and fail a later session), one level at a time
+    through directory file descriptors."""
+    fds = [os.open(path, os.O_RDONLY | os.O_DIRECTORY)]
+    names: list[str] = []
+    while fds:
+        below = None
+        for entry in os.scandir(fds[-1]):
+            if entry.is_dir(follow_symlinks=False):
+                below = entry.name
+                break
+            os.unlink(entry.name, dir_fd=fds[-1])
+        if below is not None:
+            fds.append(os.open(below, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fds[-1]))
+            names.append(below)
+            continue
+        os.close(fds.pop())
+        if names:
+            os.rmdir(names.pop(), dir_fd=fds[-1])
+    os.rmdir(path)
+
+
+@pytest.fixture(autouse=True)
+def _no_deep_folder_left(tmp_path: Path):  # noqa: ANN202
+    yield
+    deep = tmp_path / "vault" / "20-wiki" / "d"
+    if deep.is_dir() and not deep.is_symlink():
+        _remove_tree_without_recursion(deep)

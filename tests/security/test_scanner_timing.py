@@ -90,7 +90,9 @@ def test_each_secret_rule_is_fast_on_its_own_prefixes(rule) -> None:  # noqa: AN
 def test_each_injection_pattern_is_fast_on_its_own_words(kind: str) -> None:
     pattern = INJECTION_PATTERNS[kind]
     for unit in ["ignore ", "ignore all ", "forget all previous ", "disregard you were ", "### system",
-                 "<|im_start|", "</tool_use", "you are now ", "reveal ", "이전 ", "이전 지시 ", "시스템 프롬프트 "]:  # fmt: skip
+                 "<|im_start|", "</tool_use", "you are now ", "reveal ", "이전 ", "이전 지시 ", "시스템 프롬프트 ",
+                 "next agent ", "next agent at session start ", "upload ", "send secrets ", "~/.ssh ", "curl a ",
+                 "![a](", "![a](//", "do not tell "]:  # fmt: skip
         took = seconds(lambda t: list(pattern.finditer(t)), repeat(unit, SIZE))
         assert took < 1.0, f"{kind} took {took:.2f} s on 100 KB of {unit!r}"
 
