@@ -231,7 +231,7 @@ class HippoSettings(BaseSettings):
     recall_budget_ms: int = Field(
         default=1500,
         ge=100,
-        le=30_000,
+        le=600_000,
         description="The UserPromptSubmit hook's time budget from process start; over it, it prints nothing.",
     )
     recall_max_bytes: int = Field(

@@ -112,7 +112,7 @@ class EngineFailure(RuntimeError):
         self.cause = cause
 
 
-_STATUS = re.compile(r"Error code: (\d{3})")
+_STATUS = re.compile(r"(?:Error code: |attempt\(s\): |Last error: )(\d{3})\b")
 _KNOWN = {
     "401": "unauthorized (401)",
     "403": "forbidden (403)",

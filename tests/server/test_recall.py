@@ -12,15 +12,18 @@ import httpx2
 import pytest
 from fastapi.testclient import TestClient
 
+from hippo_core.recall.context import BLOCK_OPEN, REFERENCE_NOTICE
 from hippo_core.recall.route import RouteCandidate, decide
 from hippo_core.settings import HippoSettings
 from hippo_resources.llm import LLM
-from hippo_search.envelope import SearchRequest
+from hippo_search.envelope import SearchHit, SearchRequest
 from hippo_search.pipeline import open_engine
 from hippo_server.app import create_app
 from hippo_work.route import LLMRouter, judge_hits, route
 from hippo_work.suggest import SkillLane
 from tests.conftest import run_graph
+from tests.reliability.servers import free_port
+from tests.work.test_recall_hook import SECRET, hook_env, log_of, prompt_payload, run_hook
 
 TOKEN = "test-token-123"
 SKILL = """---
@@ -160,18 +163,19 @@ def test_llm_engine_failures_give_the_base_order_degraded_with_the_cause(
 
 
 def test_llm_engine_judgement_reorders_by_fit() -> None:
-    hits = [
-        {"anchor": "a#1", "snippet": "first", "coverage": 0.9, "matched_by": ["lexical"]},
-        {"anchor": "b#2", "snippet": "second", "coverage": 0.1, "matched_by": ["semantic"]},
-    ]
-
-    class Hit(dict):
-        def __getattr__(self, name: str) -> Any:
-            return self.get(name)
+    def hit(anchor: str, coverage: float, lane: str) -> SearchHit:
+        return SearchHit(
+            anchor=anchor, chunk_id=anchor, path=anchor.split("#")[0], heading=None, title="", snippet=anchor,
+            score=0.5, matched_by=[lane], lane="notes", status="canonical", trust="human_edit", sector=None,
+            updated=None, coverage=coverage,
+        )  # fmt: skip
 
     llm = ReplayedLLM(api_key="test-key", model="claude-test", reply="ok", max_retries=0)
-    result = judge_hits("what did we decide", [Hit(h) for h in hits], LLMRouter(llm))
+    result = judge_hits(
+        "what did we decide", [hit("a#1", 0.9, "lexical"), hit("b#2", 0.1, "semantic")], LLMRouter(llm)
+    )
     assert result.status == "ok" and [c.anchor for c in result.candidates] == ["b#2", "a#1"]
+    assert [c.fit for c in result.candidates] == [0.9, 0.2]
 
 
 def test_deterministic_router_reads_lanes_agreement_weak_floor_and_query_shape() -> None:
@@ -190,3 +194,30 @@ def test_deterministic_router_reads_lanes_agreement_weak_floor_and_query_shape()
         > decide("write a python function for the retry policy", [mid]).confidence
     )
     assert json.loads(json.dumps(decide("x", [strong, weak]).model_dump()))["fits"][0] > 0.9
+
+
+def test_in_process_recall_adds_quoted_results_and_no_secret(indexed: HippoSettings, tmp_path: Path) -> None:
+    skills = tmp_path / "project" / ".claude" / "skills" / "sleep-coach"
+    skills.mkdir(parents=True)
+    (skills / "SKILL.md").write_text(
+        "---\nname: sleep-coach\ndescription: Plan caffeine and sleep schedules (coffee cut-off times).\n---\nBody.\n",
+        encoding="utf-8",
+    )
+    env = hook_env(
+        indexed.home, indexed.vault, free_port(), HIPPO_RECALL_BUDGET_MS="120000",
+        HIPPO_EMBED_CACHE=str(indexed.embed_cache),
+    )  # fmt: skip
+    prompt = f"커피는 취침 몇 시간 전까지 마셔도 돼? caffeine coffee cut-off (token {SECRET})"
+    result, _ = run_hook(env, prompt_payload(prompt, tmp_path / "project"))
+    assert result.returncode == 0, log_of(indexed.home)
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "UserPromptSubmit"
+    context = out["additionalContext"]
+    assert context.startswith(BLOCK_OPEN) and REFERENCE_NOTICE in context
+    assert (
+        "20-wiki/health/sleep-hygiene.md" in context or "10-sources/coffee-nap.md" in context
+    ) and "skill sleep-coach" in context
+    assert len(context.encode()) <= 1500 and SECRET not in context and SECRET not in log_of(indexed.home)
+    generic = prompt_payload("Write a haiku about autumn leaves falling", tmp_path)
+    result, _ = run_hook(env, generic)
+    assert (result.returncode, result.stdout) == (0, b""), result.stdout
