@@ -34,6 +34,7 @@ ABOUT: dict[str, str] = {
     "bench_locomo": "LoCoMo conversations loaded as a claude.ai export through the product's own assets: evidence recall.",
     "temporal": "Time-aware search: answers as of a date and stale results.",
     "recall_bench": "What the agent hooks recall at the right moment.",
+    "dream_bench": "The dream's layer-1 and layer-2 lint on a generated vault with every defect planted, and a clean copy.",
 }
 
 

@@ -13,9 +13,10 @@ RUN.jsonl gets one line per question and probe: {"qid", "probe": "now"|"asof", "
 `--reuse-hits RUN.hits.jsonl` re-ranks an earlier run's hits (what each search returned with the stage
 off, written beside --out) without indexing or searching again.
 
-`time_window` (hippo_core/ranking/time.py) is the one parameter of the time stage. Besides the figures
-at the product's value, the report gives a 2-fold estimate: the questions are split by index (even, odd
-within each type); the window is chosen on one half from `GRID` and the other half is scored with it.
+`time_window` and `time_past_cues` (hippo_core/ranking/time.py) are the time stage's parameters. Besides
+the figures at the product's values, the report gives a 2-fold estimate: the questions are split by index
+(even, odd within each type); the pair is chosen on one half from `CHOICES` (by `objective`) and the
+other half is scored with it.
 The time stage is the pipeline's last, so each window's order is computed from one search's hits.
 """
 
@@ -34,7 +35,9 @@ from eval.results import write_result
 from hippo_core.ranking.time import about_the_past, newest_first
 
 GRID = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
-"""Windows tried by the 2-fold estimate (1.01: the time stage off)."""
+"""Windows tried by the 2-fold estimate (1.01: the time stage off), each with the past-question gate
+(`time_past_cues`) on and off."""
+CHOICES = [(w, c) for w in GRID for c in (True, False)]
 DEFAULT_WORK = Path("~/.cache/hippocampus/temporal")
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
 LIMIT = 10
@@ -101,7 +104,8 @@ def ask(engine: Any, q: dict[str, Any], as_of: str, mode: str) -> list[dict[str,
 
 def ordered(hits: list[dict[str, Any]], window: float, query: str, cues: bool = True) -> list[dict[str, Any]]:
     """The pipeline's time stage (`time_stage`) at `window` over one search's hits (`cues`: the
-    question-about-the-past gate, `time_past_cues`)."""
+    question-about-the-past gate, `time_past_cues`). Every hit here is a note (lane `notes`, one of
+    TIME_LANES) and each its own source, as in the pipeline."""
     if cues and about_the_past(query):
         return hits
     order = newest_first(
@@ -203,9 +207,8 @@ def two_fold(
     questions: list[dict[str, Any]],
     hits: dict[tuple[str, str], list[dict[str, Any]]],
     dates: dict[tuple[str, str], str],
-    cues: bool = True,
 ) -> dict[str, Any]:
-    """The window chosen on each half (even / odd index within each type), scored on the other half."""
+    """The window (and the past-question gate) chosen on each half (even / odd index within each type), scored on the other half."""
     halves: list[list[dict[str, Any]]] = [[], []]
     seen: dict[str, int] = {}
     for q in questions:
@@ -215,14 +218,17 @@ def two_fold(
     left_out: list[tuple[dict[str, Any], dict[str, float]]] = []
     folds = []
     for train, test in ((halves[0], halves[1]), (halves[1], halves[0])):
-        # best objective; on a tie the larger window (the smaller change to relevance order)
-        best = max(GRID, key=lambda w: (objective(summary(score_at(train, hits, dates, w, cues))), w))
-        scored = score_at(test, hits, dates, best, cues)
+        # best objective; on a tie the larger window (the smaller change to relevance order), gate on
+        best, gate = max(
+            CHOICES, key=lambda wc: (objective(summary(score_at(train, hits, dates, *wc))), wc[0], wc[1])
+        )
+        scored = score_at(test, hits, dates, best, gate)
         left_out += scored
         folds.append(
             {
                 "window": best,
-                "in_sample": summary(score_at(train, hits, dates, best, cues)),
+                "past_cues": gate,
+                "in_sample": summary(score_at(train, hits, dates, best, gate)),
                 "left_out": summary(scored),
             }
         )
@@ -281,9 +287,9 @@ def run(
         "time_window": window,
         "time_past_cues": cues,
         "product": summary(score_at(questions, hits, dates, window, cues)),
-        "product_without_past_cues": summary(score_at(questions, hits, dates, window, False)),
+        "product_other_gate": summary(score_at(questions, hits, dates, window, not cues)),
         "time_stage_off": summary(score_at(questions, hits, dates, GRID[-1])),
-        "two_fold": two_fold(questions, hits, dates, cues),
+        "two_fold": two_fold(questions, hits, dates),
         "index_seconds": round(index_s, 1),
         "search_seconds": round(search_s, 1),
     }
@@ -305,12 +311,17 @@ def render(report: dict[str, Any]) -> str:
         "| TR hit@5 | TR all@10 |",
         "|---|---|---|---|---|---|---|---|---|---|",
         row("time stage off", report["time_stage_off"]),
-        row(f"product (window {report['time_window']}, in-sample)", report["product"]),
-        row("product without the past-question gate", report["product_without_past_cues"]),
+        row(
+            f"product (window {report['time_window']}, gate {'on' if report['time_past_cues'] else 'off'}; "
+            "in-sample)",
+            report["product"],
+        ),
+        row("product, the gate the other way", report["product_other_gate"]),
     ]
     for i, fold in enumerate(report["two_fold"]["folds"]):
-        lines.append(row(f"fold {i}: window {fold['window']} chosen, its half", fold["in_sample"]))
-        lines.append(row(f"fold {i}: window {fold['window']} on the other half", fold["left_out"]))
+        chosen = f"window {fold['window']}, gate {'on' if fold['past_cues'] else 'off'}"
+        lines.append(row(f"fold {i}: {chosen} chosen on its half", fold["in_sample"]))
+        lines.append(row(f"fold {i}: {chosen} on the other half", fold["left_out"]))
     lines.append(row("2-fold left-out (every question)", report["two_fold"]["left_out"]))
     lines += ["", f"Index {report['index_seconds']} s, search {report['search_seconds']} s."]
     return "\n".join(lines)

@@ -105,6 +105,14 @@ def link_into_path(env: Mapping[str, str] | None = None) -> str:
     )
 
 
+def ui_command() -> str:
+    """How to open the Dagster UI from any folder: the clone's `make ui` by its path."""
+    repo = Path(__file__).resolve().parents[1]
+    if (repo / "Makefile").is_file():
+        return f"make -C {shlex.quote(str(repo))} ui"
+    return "dagster dev -m hippo_assets.definitions"
+
+
 def next_steps() -> str:
     """What to try after `make run`: every line runs as printed, from any folder."""
     hippo = hippo_command()
@@ -112,8 +120,7 @@ def next_steps() -> str:
         vault = str(HippoSettings.from_env().vault.expanduser().resolve())
     except ConfigFileError:
         vault = "the vault"
-    repo = Path(__file__).resolve().parents[1]
-    ui = f"make -C {shlex.quote(str(repo))} ui" if (repo / "Makefile").is_file() else "dagster dev"
+    ui = ui_command()
     rows = [
         (f"{hippo} serve", "the librarian: REST + MCP for agents, and fast `hippo search`"),
         (f'{hippo} search "your question"', f"hybrid search of {vault}"),

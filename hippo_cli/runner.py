@@ -228,9 +228,11 @@ def run_job(
     for line in summary:
         say(f"  {line}")
     verdict = "succeeded" if run.success else "FAILED"
+    from hippo_cli.config import ui_command
+
     say(
         f"Run {run.run_id} of {job.name} {verdict} in {time.monotonic() - started:.1f} s "
-        "(see it in the Dagster UI: make ui)"
+        f"(see it in the Dagster UI: {ui_command()})"
     )
     return bool(run.success)
 

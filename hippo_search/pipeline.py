@@ -16,7 +16,7 @@ assets, the compiler's related pages, the golden set and the benchmarks.
                  unless asked for; a query-focused snippet per hit
     4b. rerank   rerank_hits (off unless HIPPO_RERANK_URL): the top N re-scored by a cross-encoder; on its
                  failure the fused order stays and the response says degraded, with the reason
-    4c. time     time_stage: newest first among results of different sources that score within
+    4c. time     time_stage: newest first among notes and conversations of different sources that score within
                  `time_window` of each other, unless the question is about the past
                  (hippo_core/ranking/time.py); `as_of` masked newer sources in stage 2 already, and every
                  hit carries its source's date
@@ -649,6 +649,10 @@ def rerank_hits(
 
 
 # --- 4c. time ---------------------------------------------------------------------------------------------
+TIME_LANES = ("notes", "conversations")
+"""The lanes whose results are reordered newest first (a wiki page or a source never moves nor is passed)."""
+
+
 def time_stage(hits: list[SearchHit], params: RankingParams, request: SearchRequest) -> list[SearchHit]:
     """Newest first among results that answer alike (hippo_core/ranking/time.py `newest_first`): a question
     about the present (or about `as_of`, whose newer sources are already masked) gets the latest version
@@ -659,9 +663,10 @@ def time_stage(hits: list[SearchHit], params: RankingParams, request: SearchRequ
     if params.time_past_cues and about_the_past(request.query):
         return hits  # "how many days ago…", "which came first…": the older evidence is the answer
     strong = [h for h in hits if not h.weak]
-    order = newest_first(
-        [h.score for h in strong], [h.date for h in strong], params.time_window, [h.path for h in strong]
-    )
+    # wiki pages and sources are edited in place (one page per topic): only notes and conversations
+    # accumulate dated entries whose versions are separate sources
+    dates = [h.date if h.lane in TIME_LANES else None for h in strong]
+    order = newest_first([h.score for h in strong], dates, params.time_window, [h.path for h in strong])
     return [strong[i] for i in order] + [h for h in hits if h.weak]
 
 

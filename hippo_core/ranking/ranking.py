@@ -107,10 +107,10 @@ class RankingParams(BaseModel, frozen=True):
         default=0.5, ge=0, le=1, description="× for a section whose facts were all superseded (marked stale)"
     )
     time_past_cues: bool = Field(
-        default=True, description="no newest-first for a question about the past (time.about_the_past)"
+        default=False, description="no newest-first for a question about the past (time.about_the_past)"
     )
     time_window: float = Field(
-        default=1.01, ge=0, description="newest first among results scoring ≥ window × each other"
+        default=0.5, ge=0, description="newest first among results scoring ≥ window × each other"
     )
 
     def without_conversation_context(self) -> RankingParams:
