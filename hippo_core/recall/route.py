@@ -78,7 +78,9 @@ class RouteParams(BaseModel, frozen=True):
     agreement_bonus: float = Field(default=0.1, ge=0, le=1)
     weak_factor: float = Field(default=0.5, ge=0, le=1)
     rank_decay: float = Field(default=0.08, ge=0, le=1)
-    need_threshold: float = Field(default=0.525, ge=0, le=1)  # eval.recall_bench: chosen on LoCoMo-dev conv-26
+    need_threshold: float = Field(
+        default=0.525, ge=0, le=1
+    )  # eval.recall_bench: chosen on LoCoMo-dev conv-26
     memory_cue_bonus: float = Field(default=0.05, ge=0, le=1)
     task_cue_penalty: float = Field(default=0.1, ge=0, le=1)
     min_fit: float = Field(default=0.3, ge=0, le=1)  # candidates under it are not injected
