@@ -659,9 +659,16 @@ class Vault(ConfigurableResource):
             status, path = entry[:2], entry[3:]
             if "R" in status or "C" in status:
                 i += 1  # the original path follows a rename or copy
-            if pipeline_owned(path, deleted="D" in status):
+            if pipeline_owned(path, deleted="D" in status) and ("D" in status or self._regular(path)):
                 paths.append(path)
         return paths
+
+    def _regular(self, rel: str) -> bool:
+        """A regular file (not a link, FIFO or socket a person left among the pipeline's paths)."""
+        try:
+            return stat.S_ISREG(os.lstat(self.path / rel).st_mode)
+        except OSError:
+            return False
 
     def setup_for_execution(self, context: InitResourceContext) -> None:
         try:
@@ -708,8 +715,9 @@ class Vault(ConfigurableResource):
             return self.git("rev-parse", "HEAD").strip()
         if not paths:
             return None
-        present = [p for p in paths if self.abs(p).exists()]
-        gone = [p for p in paths if not self.abs(p).exists()]
+        # lexists, not abs(): a symlink loop among the paths must not lose the run's commit
+        present = [p for p in paths if os.path.lexists(self.path / p)]
+        gone = [p for p in paths if not os.path.lexists(self.path / p)]
         if present:
             self.git("add", "--", *present)
         if gone:

@@ -240,7 +240,7 @@ class RecallRequest(BaseModel):
         max_length=100_000, description="The user's prompt (secrets are redacted before use)."
     )
     skills: bool = Field(default=True, description="Also suggest skills from the skill lane.")
-    budget_ms: int = Field(default=1500, ge=50, le=10_000)
+    budget_ms: int = Field(default=1500, ge=50, le=600_000)
 
 
 class RecallResponse(BaseModel):

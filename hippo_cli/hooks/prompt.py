@@ -46,7 +46,11 @@ def process_age_s() -> float:
 def _remote(settings: HippoSettings, prompt: str, timeout: float) -> dict[str, Any] | None:
     from hippo_search.client import ask_librarian, librarian_url
 
-    body = {"prompt": prompt, "skills": settings.recall_skills, "budget_ms": max(50, int(timeout * 1000))}
+    body = {
+        "prompt": prompt,
+        "skills": settings.recall_skills,
+        "budget_ms": min(600_000, max(50, int(timeout * 1000))),
+    }
     return ask_librarian(
         librarian_url(settings.host, settings.port), settings.home, "/api/v1/recall", body,
         settings.mcp_token, timeout,

@@ -120,6 +120,11 @@ def test_hostile_files_are_skipped_with_reasons_and_never_fail_a_run(
         assert inbox["00-inbox/pipe.docx"] == "not a regular file (a FIFO): not read"
         assert inbox["00-inbox/sock.pdf"] == "not a regular file (a socket): not read"
         assert sources["ingested"] == 2  # the fixture inbox went through beside them
+        log = subprocess.run(
+            ["git", "-C", str(vault), "log", "-1", "--format=%s"], capture_output=True, check=True
+        )
+        assert b"ingest: 2 new source(s)" in log.stdout  # the run's one commit was made
+        assert "Teardown of resources" not in run.stdout + run.stderr
         # `hippo doctor` lists the same files with their reasons (its check, on the same settings)
         listed = check_skipped_files(settings.model_copy(update={"note_max_bytes": 20_000}))
         assert listed.status == "WARN"
