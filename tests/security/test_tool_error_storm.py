@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from hippo_cli.vault_init import init_vault
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.security.conftest import TOKEN, Server
 from tests.server.mcp_http import INIT, reply
 
