@@ -162,10 +162,10 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 class SuggestParams(BaseModel, frozen=True):
-    min_lexical: float = Field(default=0.34, ge=0, le=1)
+    min_lexical: float = Field(default=0.3, ge=0, le=1)
     similarity_low: float = Field(default=0.82, ge=-1, le=1)
     similarity_high: float = Field(default=0.9, ge=-1, le=1)
-    min_score: float = Field(default=0.34, ge=0, le=1)
+    min_score: float = Field(default=0.3, ge=0, le=1)
 
 
 def rank_skills(
