@@ -93,8 +93,8 @@ def build(export: list[dict[str, Any]], work: Path, segments: bool, cache: Path)
     from hippo_assets.definitions import ASSET_CHECKS, ASSETS
     from hippo_assets.memory.assets import LOADERS, conversation_chunks
     from hippo_cli.vault_init import init_vault
-    from hippo_core.settings import HippoSettings
     from hippo_resources import build_resources
+    from hippo_settings import HippoSettings
 
     work.mkdir(parents=True, exist_ok=True)
     zip_path = work / "claude-locomo.zip"

@@ -189,10 +189,10 @@ def check(
     """The invariants after the rerun; returns (figures, failures)."""
     from dagster import DagsterInstance, DagsterRunStatus, RunsFilter
 
-    from hippo_core.settings import HippoSettings
     from hippo_resources import build_resources
     from hippo_resources.lexical_store import MANIFEST, GenerationUnreadable
     from hippo_resources.vector_store import VectorStore
+    from hippo_settings import HippoSettings
 
     failures: list[str] = []
     res = build_resources(HippoSettings(vault=vault, home=home))

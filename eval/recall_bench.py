@@ -113,8 +113,8 @@ def build_lme(folder: Path, qid: str, work: Path, fillers: int = 8, cache: Path 
 
     from hippo_assets.definitions import ASSET_CHECKS, ASSETS
     from hippo_cli.vault_init import init_vault
-    from hippo_core.settings import HippoSettings
     from hippo_resources import build_resources
+    from hippo_settings import HippoSettings
 
     q = next(x for x in lme_questions(folder) if x["qid"] == qid)
     sessions = lme_sessions(folder, qid)
@@ -142,7 +142,7 @@ def build_locomo(folder: Path, conv: str, work: Path, cache: Path = DEFAULT_CACH
     from eval.bench_locomo import build, locomo_export
 
     base = work / conv
-    from hippo_core.settings import HippoSettings
+    from hippo_settings import HippoSettings
 
     settings = HippoSettings(
         vault=base / "vault", home=base / "home-segments", embed_cache_path=cache.expanduser()

@@ -298,9 +298,9 @@ class ScaleRun:
         when the query model differs. This stage times query embedding and the vector query, not their
         ranking, so the benchmark's own throwaway index is relabelled with the query model's id.
         """
-        from hippo_core.settings import HippoSettings
         from hippo_resources import build_embedder
         from hippo_resources.lexical_store import MANIFEST
+        from hippo_settings import HippoSettings
 
         env = {k: v for k, v in self.env(backend).items() if k.startswith("HIPPO_")}
         model_id = build_embedder(

@@ -64,8 +64,8 @@ def index(notes: Path, home: Path, mode: str, cache: Path) -> Any:
 
     from hippo_assets.index.assets import chunks, embeddings, lexical_index, vault_documents
     from hippo_cli.vault_init import init_vault
-    from hippo_core.settings import HippoSettings
     from hippo_resources import build_resources
+    from hippo_settings import HippoSettings
 
     vault = home / "vault"
     if not vault.exists():

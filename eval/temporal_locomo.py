@@ -32,8 +32,8 @@ def build_lexical(export: list[dict[str, Any]], work: Path) -> Any:
     from hippo_assets.index.assets import chunks, lexical_index, vault_documents
     from hippo_assets.memory.assets import LOADERS, conversation_chunks
     from hippo_cli.vault_init import init_vault
-    from hippo_core.settings import HippoSettings
     from hippo_resources import build_resources
+    from hippo_settings import HippoSettings
 
     work.mkdir(parents=True, exist_ok=True)
     zip_path = work / "claude-locomo.zip"

@@ -15,8 +15,8 @@ from hippo_assets.ingest import definitions as ingest_defs
 from hippo_assets.memory import definitions as memory_defs
 from hippo_assets.publish import definitions as publish_defs
 from hippo_assets.quality import definitions as quality_defs
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 
 DOMAINS = (
     ingest_defs,

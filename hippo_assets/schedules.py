@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from dagster import DefaultScheduleStatus, ScheduleDefinition
 
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 if TYPE_CHECKING:
     from dagster._core.definitions.unresolved_asset_job_definition import UnresolvedAssetJobDefinition

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dagster import AssetKey, DagsterInstance
 
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 
 def backup(settings: HippoSettings, instance: DagsterInstance) -> int:

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from hippo_core.settings import (
+from hippo_settings import (
     CONFIG_FIELDS,
     ConfigFileError,
     HippoSettings,

@@ -23,8 +23,8 @@ from typing import Any, Literal
 from pydantic import SecretStr, ValidationError
 
 from hippo_cli.config import hippo_command
-from hippo_core.settings import PREFIX, ConfigFileError, HippoSettings, env_names
 from hippo_core.vault import vault_layout
+from hippo_settings import PREFIX, ConfigFileError, HippoSettings, env_names
 
 Status = Literal["OK", "WARN", "FAIL"]
 MIN_PYTHON = (3, 11)

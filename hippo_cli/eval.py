@@ -31,8 +31,8 @@ from hippo_assets.quality.golden import (
 )
 from hippo_core.ranking.calibration import Calibration, best_threshold, precision_threshold, recall_threshold
 from hippo_core.ranking.ranking import RankingParams
-from hippo_core.settings import HippoSettings
 from hippo_resources import Embedder, build_embedder
+from hippo_settings import HippoSettings
 
 EXIT_INVALID, EXIT_MISMATCH = 3, 4
 DEFAULT_CACHE = Path("~/.cache/hippocampus/embed.sqlite").expanduser()

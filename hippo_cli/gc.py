@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import time
 
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_resources.vector_ledger import purge_deleted
+from hippo_settings import HippoSettings
 
 
 def gc(settings: HippoSettings, older_than_days: float | None = None) -> int:

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from hippo_core.conversations.formats import BY_CLI_NAME
-from hippo_core.settings import HippoSettings, env_names
+from hippo_settings import HippoSettings, env_names
 
 
 def ingest_conversations(

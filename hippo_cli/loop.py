@@ -8,12 +8,12 @@ from typing import Any, TextIO
 
 from dagster import Definitions, JobDefinition
 
-from hippo_core.settings import HippoSettings
 from hippo_core.vault.vault_layout import GATES_DIR
 from hippo_core.wiki import approvals
 from hippo_core.wiki.cards import fingerprint
 from hippo_core.wiki.gates import latest_verdicts
 from hippo_resources import Vault
+from hippo_settings import HippoSettings
 
 
 def review(settings: HippoSettings, as_json: bool = False, out: TextIO | None = None) -> int:

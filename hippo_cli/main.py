@@ -13,7 +13,7 @@ from pathlib import Path
 
 from hippo_cli.signals import restore_interrupt_signals
 from hippo_core.safety.text_input import BadTextError
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 
 class FormatNames(Sequence[str]):
@@ -72,7 +72,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 def _remember_vault(vault: Path, hippo: str) -> int:
     """`hippo init` names the vault and its stores in the config file, so every later command finds them."""
     from hippo_cli.config import stores_for, write_config
-    from hippo_core.settings import ConfigFileError
+    from hippo_settings import ConfigFileError
 
     try:
         current = HippoSettings.from_env()
@@ -503,7 +503,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _dispatch(argv: list[str] | None) -> int:
-    from hippo_core.settings import ConfigFileError
+    from hippo_settings import ConfigFileError
 
     args = build_parser().parse_args(argv)
     try:

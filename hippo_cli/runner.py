@@ -33,7 +33,7 @@ def get_instance() -> DagsterInstance:
     dagster.yaml defaults if missing)."""
     home = os.environ.get("DAGSTER_HOME")
     if not home:
-        from hippo_core.settings import HippoSettings
+        from hippo_settings import HippoSettings
 
         remembered = HippoSettings.from_env().dagster_home
         if remembered is None:

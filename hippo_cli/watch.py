@@ -23,10 +23,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from hippo_core.settings import HippoSettings
 from hippo_core.vault.vault_changes import Stat, changed_paths
 from hippo_resources import build_vault
 from hippo_resources.vault import Vault, pipeline_owned
+from hippo_settings import HippoSettings
 
 # Without events (a network file system, an overflowing inotify queue), look anyway this often.
 RESCAN_SECONDS = 60.0

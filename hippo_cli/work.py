@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from hippo_work.describe import DESCRIBE
 
 if TYPE_CHECKING:
-    from hippo_core.settings import HippoSettings
+    from hippo_settings import HippoSettings
 
 HOOK_AGENTS = ("claude-code", "codex")
 Common = Callable[[argparse.ArgumentParser], None]

@@ -11,7 +11,6 @@ from urllib.parse import urlparse
 from pydantic import SecretStr
 
 if TYPE_CHECKING:
-    from hippo_core.settings import HippoSettings
     from hippo_resources.chunk_store import ChunkStore
     from hippo_resources.conversation_store import ConversationStore
     from hippo_resources.dream_store import DreamStore
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
     from hippo_resources.vault import Vault, VaultError
     from hippo_resources.vector_store import VectorStore
     from hippo_resources.work_store import WorkStore
+    from hippo_settings import HippoSettings
 
 # Imported on first use, so that `hippo_resources.work_feed` (the agent hooks) does not bring Chroma,
 # the embedder and Dagster along with the package.

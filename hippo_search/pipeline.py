@@ -73,7 +73,6 @@ from hippo_core.ranking.rerank import reorder
 from hippo_core.ranking.snippets import query_snippet
 from hippo_core.ranking.time import about_the_past, newest_first
 from hippo_core.safety.text_input import decode_utf8, validate_path_prefix
-from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
 from hippo_core.vault.vault_layout import is_navigation_page
 from hippo_resources import (
@@ -91,6 +90,7 @@ from hippo_resources import (
 from hippo_resources.lexical_store import GenerationUnreadable, LexicalView
 from hippo_search.envelope import FailedBefore, SearchHit, SearchRequest, SearchResponse, Section
 from hippo_search.table import Masks, Part, Rows
+from hippo_settings import HippoSettings
 
 Ranked = list[tuple[str, float]]
 """A lane's result: (chunk id, score) best first; BM25 scores for the lexical lane, cosine for the semantic."""

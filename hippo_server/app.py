@@ -18,7 +18,6 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from hippo_core.safety.text_input import BadTextError, decode_utf8
 from hippo_core.safety.tokens import FULL, Token, access_of, parse_tokens
-from hippo_core.settings import HippoSettings
 from hippo_search.bundle import EvidenceBundle, build_bundle, record_feedback
 from hippo_search.client import store_id
 from hippo_search.envelope import (
@@ -45,6 +44,7 @@ from hippo_server.schemas import (
     request_error_message,
 )
 from hippo_server.work_routes import register_work_routes
+from hippo_settings import HippoSettings
 from hippo_work.conversations import ConversationMemory
 from hippo_work.wiring import WorkServices
 

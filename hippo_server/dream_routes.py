@@ -9,7 +9,7 @@ from fastapi import FastAPI, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from hippo_work.dream import ProfileRefused, Profiles, dream_store
 
 

@@ -10,8 +10,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
-from hippo_core.settings import HippoSettings
 from hippo_resources.sql_access import StoreError
+from hippo_settings import HippoSettings
 from hippo_work.facts import Facts, FactsRefused, fact_store
 
 

@@ -19,7 +19,7 @@ import h11
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 if TYPE_CHECKING:
     from hippo_search.pipeline import SearchEngine

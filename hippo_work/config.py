@@ -11,7 +11,7 @@ from hippo_core.agents.ghost import DEFAULT_HALF_LIFE_DAYS
 from hippo_core.agents.work_memory import DEFAULT_RESUME_BUDGET
 
 if TYPE_CHECKING:
-    from hippo_core.settings import HippoSettings
+    from hippo_settings import HippoSettings
 
 
 class WorkLimits(BaseModel):

@@ -7,8 +7,8 @@ import datetime as dt
 from typing import Any
 
 from hippo_core.dream.profile import WINDOWS, profile
-from hippo_core.settings import HippoSettings
 from hippo_resources.dream_store import DreamStore
+from hippo_settings import HippoSettings
 from hippo_work.wiring import _dsn
 
 

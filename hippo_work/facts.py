@@ -15,9 +15,9 @@ from pydantic import BaseModel, Field
 from hippo_core.facts.dates import parse_date
 from hippo_core.facts.model import Fact
 from hippo_core.safety.text_input import BadTextError, validate_query
-from hippo_core.settings import HippoSettings
 from hippo_resources.fact_store import FactStore
 from hippo_search.envelope import UNTRUSTED_NOTICE
+from hippo_settings import HippoSettings
 from hippo_work.wiring import _dsn
 
 MAX_SUBJECT_BYTES = 200

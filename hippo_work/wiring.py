@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING
 from hippo_work.config import limits_from_settings
 
 if TYPE_CHECKING:
-    from hippo_core.settings import HippoSettings
     from hippo_resources.ghost_store import GhostStore
     from hippo_resources.vault import Vault
     from hippo_resources.work_store import WorkStore
+    from hippo_settings import HippoSettings
     from hippo_work.ghost import Embedding, GhostLayer
     from hippo_work.service import WorkMemory
 

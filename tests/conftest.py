@@ -17,8 +17,8 @@ from dagster import DagsterInstance, materialize
 from hippo_assets.definitions import ASSET_CHECKS, ASSETS
 from hippo_cli.signals import restore_interrupt_signals
 from hippo_cli.vault_init import init_vault
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

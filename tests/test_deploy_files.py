@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from hippo_core.settings import env_names
+from hippo_settings import env_names
 
 ROOT = Path(__file__).parents[1]
 

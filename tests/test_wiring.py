@@ -10,7 +10,7 @@ from pathlib import Path
 from dagster import Definitions
 
 from hippo_assets.definitions import build_definitions
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 SNAPSHOT = Path(__file__).with_name("wiring.txt")
 

@@ -1,7 +1,7 @@
 """MkDocs hook: the generated parts of the docs, made from the code at build time so they never go stale.
 
 A page asks for a part with a marker line; the hook replaces it:
-    <!-- generated: settings-table -->   every HIPPO_* setting (`hippo_core.settings.settings_table`)
+    <!-- generated: settings-table -->   every HIPPO_* setting (`hippo_settings.settings_table`)
     <!-- generated: mcp-tools -->        every MCP tool: name, description, input schema (the tools' own)
     <!-- generated: cli-help -->         `hippo --help` and every subcommand's help (the CLI's own parser)
     <!-- generated: frontmatter -->      the frontmatter contract (`hippo_core.vault.frontmatter.Frontmatter`)
@@ -29,7 +29,7 @@ MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
 
 
 def settings_table() -> str:
-    from hippo_core.settings import settings_table as table
+    from hippo_settings import settings_table as table
 
     return table()
 
@@ -39,9 +39,9 @@ def _tools() -> list[Any]:
     import anyio
     from mcp import Client
 
-    from hippo_core.settings import HippoSettings
     from hippo_search.pipeline import open_engine
     from hippo_server.mcp import build_mcp
+    from hippo_settings import HippoSettings
     from hippo_work.conversations import ConversationMemory
     from hippo_work.wiring import WorkServices
 

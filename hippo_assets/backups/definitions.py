@@ -6,7 +6,7 @@ from dagster import AssetSelection, Definitions, define_asset_job
 
 from hippo_assets.backups.assets import backups, snapshots_are_restorable
 from hippo_assets.schedules import schedule
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 ASSETS = [backups]
 CHECKS = [snapshots_are_restorable]

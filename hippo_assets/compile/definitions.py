@@ -23,9 +23,9 @@ from hippo_assets.compile.assets import (
     source_documents,
     staging_cards,
 )
-from hippo_core.settings import HippoSettings
 from hippo_core.wiki.compile_queue import PARTITIONS
 from hippo_resources import Ledger, Vault
+from hippo_settings import HippoSettings
 from sensors.compile import build_compile_sensor, compile_requests
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from hippo_assets.dream.assets import (
     interest_profile,
 )
 from hippo_assets.schedules import schedule
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 ASSETS = [dream_gate, dream_lint, dream_consolidation, interest_profile, dream_digest]
 CHECKS: list = []

@@ -13,7 +13,7 @@ from hippo_assets.facts.assets import (
     one_value_per_single_slot,
 )
 from hippo_assets.schedules import schedule
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from sensors.facts import build_fact_reviews_sensor
 
 ASSETS = [facts, fact_reviews]

@@ -6,7 +6,7 @@ from dagster import AssetSelection, Definitions, define_asset_job
 
 from hippo_assets.ghost.assets import ghost_memories
 from hippo_assets.schedules import schedule
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 ASSETS = [ghost_memories]
 CHECKS: list = []

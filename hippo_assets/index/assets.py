@@ -35,7 +35,7 @@ from hippo_core.index.bm25_update import Generation
 from hippo_core.index.chunking import ChunkParams
 from hippo_core.index.tokenize import Tokenizer, TokenizerConfig
 from hippo_core.ranking import time as event_time
-from hippo_core.ranking.time import note_date
+from hippo_core.ranking.time import iso_time, note_date
 from hippo_core.safety import text_input
 from hippo_core.safety.scrub import scrub, scrub_value
 from hippo_core.safety.text_input import BadTextError
@@ -192,6 +192,14 @@ def _with_file_dates(frame: pl.DataFrame, vault: Vault) -> pl.DataFrame:
     return frame.with_columns(pl.coalesce(pl.col("date"), filled).alias("date"))
 
 
+def _with_date(frame: pl.DataFrame) -> pl.DataFrame:
+    """A conversation chunk table written before chunks had a `date` (until memory_job writes it again):
+    each turn's date from its `updated`, the time it was written."""
+    if "date" in frame.columns:
+        return frame
+    return frame.with_columns(pl.col("updated").map_elements(iso_time, return_dtype=pl.Utf8).alias("date"))
+
+
 def _rows(table: Path) -> int | None:
     """Rows of a parquet table, from its footer; None when it is missing or unreadable."""
     try:
@@ -265,7 +273,7 @@ def chunks(
         )
     )
     try:  # written by memory's conversation_chunks
-        conversations = chunk_store.read(CONVERSATION_CHUNKS).select(list(CHUNK_SCHEMA))
+        conversations = _with_date(chunk_store.read(CONVERSATION_CHUNKS)).select(list(CHUNK_SCHEMA))
     except FileNotFoundError:
         conversations = None
     except CorruptTableError as exc:

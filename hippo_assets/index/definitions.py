@@ -17,7 +17,7 @@ from hippo_assets.index.assets import (
 )
 from hippo_assets.ingest import GROUP as INGEST
 from hippo_assets.schedules import schedule
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from sensors.vault import build_vault_sensor
 
 ASSETS = [vault_documents, chunks, embeddings, lexical_index]

@@ -7,7 +7,7 @@ from dagster import AssetSelection, Definitions, define_asset_job
 from hippo_assets.index import GROUP as INDEX
 from hippo_assets.ingest import GROUP
 from hippo_assets.ingest.assets import source_hashes_match, sources
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from sensors.ingest import build_inbox_sensor
 
 ASSETS = [sources]

@@ -9,7 +9,7 @@ from hippo_assets.index import GROUP as INDEX
 from hippo_assets.memory import GROUP
 from hippo_assets.memory.assets import LOADERS, conversation_chunks
 from hippo_core.conversations.formats import FORMATS
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 # Not in refresh_job: `hippo run` never reads ~/.claude or ~/.codex unasked.
 ASSETS = [*LOADERS.values(), conversation_chunks]

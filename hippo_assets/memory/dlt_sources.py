@@ -26,7 +26,7 @@ import dlt
 from hippo_core.conversations.formats import Format
 from hippo_core.conversations.models import TOO_DEEP, Parsed, Problem
 from hippo_core.safety.scrub import ScrubTally, scrub_value
-from hippo_core.settings import env_names
+from hippo_settings import env_names
 
 READ_RETRIES = 3
 

@@ -14,7 +14,7 @@ from dagster import AssetSelection, Definitions, define_asset_job
 from hippo_assets.publish.assets import canonical_sectors_match, canonical_wiki, index_pages
 from hippo_assets.publish.janitor import janitor
 from hippo_assets.schedules import schedule
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from sensors.publish import build_approvals_sensor
 
 if TYPE_CHECKING:

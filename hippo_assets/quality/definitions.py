@@ -6,7 +6,7 @@ from dagster import AssetSelection, Definitions, define_asset_job
 
 from hippo_assets.quality.assets import eval_no_regression, eval_report, gap_probe, gap_report
 from hippo_assets.schedules import schedule
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 ASSETS = [gap_probe, gap_report, eval_report]
 CHECKS = [eval_no_regression]

@@ -30,13 +30,13 @@ from hippo_assets.quality.metrics import hit_at_k, ndcg_at_k, reciprocal_rank
 from hippo_core.index.chunking import anchor_for, split_sections
 from hippo_core.ranking.ranking import RankingParams
 from hippo_core.safety.text_input import BadTextError, decode_utf8
-from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
 from hippo_core.vault.fingerprints import sha256_text
 from hippo_core.vault.vault_layout import LANES, is_indexed
 from hippo_resources import Embedder, HippoResources, build_resources
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import SearchEngine, engine_from_resources
+from hippo_settings import HippoSettings
 
 Category = Literal["lexical", "semantic", "hybrid", "cross-lingual", "alias", "feedback", "answered-gap"]
 GOLDEN_METRICS = ("hit@1", "hit@3", "hit@10", "mrr@10", "ndcg@10")

@@ -19,8 +19,8 @@ AGENTS = ("claude-code", "codex")
 
 
 def summarize(agent: str, project: str, session_id: str, transcript: str) -> str:
-    from hippo_core.settings import HippoSettings
     from hippo_resources.llm import LLM
+    from hippo_settings import HippoSettings
     from hippo_work.wiring import work_memory
 
     settings = HippoSettings.from_env()
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
             status = 1
     if args.ingest:
         from hippo_cli.ingest import ingest_conversations
-        from hippo_core.settings import HippoSettings
+        from hippo_settings import HippoSettings
 
         settings = HippoSettings.from_env()
         lock = settings.home.expanduser() / "locks" / f"ingest-{args.agent}.lock"

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hippo_cli.hooks.session import HookInput
-    from hippo_core.settings import HippoSettings
+    from hippo_settings import HippoSettings
 
 _IMPORTED_AT = time.monotonic()
 ABANDONED = threading.Event()  # set when a worker thread is left running: the process must end hard

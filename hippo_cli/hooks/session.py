@@ -34,7 +34,7 @@ from hippo_core.safety.scrub import scrub
 
 if TYPE_CHECKING:
     from hippo_core.conversations import Message
-    from hippo_core.settings import HippoSettings
+    from hippo_settings import HippoSettings
     from hippo_work.service import WorkMemory
 
 AGENTS = ("claude-code", "codex")
@@ -252,14 +252,14 @@ def session_start_output(context: str, max_bytes: int | None = None) -> str:
 
 # --- wiring ----------------------------------------------------------------------------------------
 def settings_for(env: Mapping[str, str]) -> HippoSettings:
-    from hippo_core.settings import HippoSettings
+    from hippo_settings import HippoSettings
 
     return HippoSettings.from_env(env)
 
 
 def hippo_home(env: Mapping[str, str]) -> Path:
     """Where the hook log goes: HIPPO_HOME from the settings (the default home when they do not parse)."""
-    from hippo_core.settings import HippoSettings
+    from hippo_settings import HippoSettings
 
     try:
         return settings_for(env).home.expanduser()

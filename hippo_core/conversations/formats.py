@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from hippo_core.conversations import chatgpt, claude_ai, claude_code, codex
 from hippo_core.conversations.models import Parsed
@@ -53,12 +53,6 @@ class Format:
     @property
     def dataset_name(self) -> str:
         return f"hippo_conversations_{self.name}"
-
-    @property
-    def default_location(self) -> Any:
-        from hippo_core.settings import HippoSettings
-
-        return HippoSettings.model_fields[self.setting].default
 
 
 FORMATS: tuple[Format, ...] = (

@@ -21,8 +21,8 @@ from hippo_server.mcp import conversations, dream, facts, recall, search, work
 from hippo_server.schemas import failure_of, log_failure
 
 if TYPE_CHECKING:
-    from hippo_core.settings import HippoSettings
     from hippo_search.pipeline import SearchEngine
+    from hippo_settings import HippoSettings
     from hippo_work.conversations import ConversationMemory
     from hippo_work.wiring import WorkServices
 

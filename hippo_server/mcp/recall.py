@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from fastapi import FastAPI
     from mcp.server.mcpserver import MCPServer
 
-    from hippo_core.settings import HippoSettings
     from hippo_resources.llm import LLM
     from hippo_search.pipeline import SearchEngine
     from hippo_server.mcp import Backing
+    from hippo_settings import HippoSettings
 
 
 class RouteRequest(BaseModel):

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
-    from hippo_core.settings import HippoSettings
     from hippo_search.pipeline import SearchEngine
+    from hippo_settings import HippoSettings
 
 # Tools whose backing is the vault (files a person reads) or the search index; `gate` removes them when
 # the backing is absent, and keeps them when it cannot tell (a transient error).

@@ -16,11 +16,11 @@ import pytest
 from dagster import DagsterInstance
 
 from hippo_cli.main import main
-from hippo_core.settings import HippoSettings
 from hippo_resources import Vault
 from hippo_resources.vault import VaultError
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 
 NOTES = {

@@ -16,10 +16,10 @@ import pytest
 from dagster import DagsterInstance
 
 from eval.extraction_fixtures import _pdf_styles, pdf_fixture, scanned_pdf
-from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 
 # file name → (query, the anchor after `#` search must point at)

@@ -11,8 +11,8 @@ from dagster import DagsterInstance, materialize
 
 from hippo_assets.ingest.assets import sources
 from hippo_assets.publish.assets import canonical_wiki, index_pages
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 
 
 def git(vault: Path, *args: str) -> str:

@@ -13,10 +13,10 @@ from dagster import DagsterInstance, materialize
 
 from hippo_assets.ingest.assets import sources
 from hippo_cli.main import main
-from hippo_core.settings import HippoSettings
 from hippo_core.vault.inbox_waiting import PAGE, STATE
 from hippo_core.wiki.generated import BEGIN, END
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 
 
 def ingest(settings: HippoSettings) -> dict:

@@ -13,9 +13,9 @@ from dagster import materialize
 from hippo_assets.index.assets import lexical_texts, vault_documents
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.tokenize import Tokenizer
-from hippo_core.settings import HippoSettings
 from hippo_resources import LexicalStore, build_resources
 from hippo_resources.vector_ledger import ledger_from_store
+from hippo_settings import HippoSettings
 from tests.assets.test_pipeline import checks, meta
 from tests.conftest import run_graph
 

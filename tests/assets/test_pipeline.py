@@ -7,9 +7,9 @@ from pathlib import Path
 
 import polars as pl
 
-from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from dagster import AssetKey, DagsterInstance
 
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 
 PG = {"host": os.environ.get("HIPPO_TEST_PG_HOST", "127.0.0.1"), "port": 5432, "user": "postgres"}

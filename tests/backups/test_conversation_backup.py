@@ -14,8 +14,8 @@ import pytest
 
 from hippo_cli.main import main
 from hippo_core.backups import MANIFEST, BackupManifest
-from hippo_core.settings import HippoSettings
 from hippo_resources.stores import integrity_check
+from hippo_settings import HippoSettings
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "conversations"
 

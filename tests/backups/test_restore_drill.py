@@ -15,10 +15,10 @@ from hippo_cli.main import main
 from hippo_core.backups import MANIFEST, BackupManifest
 from hippo_core.facts.dates import parse_date
 from hippo_core.facts.model import Fact, FactObject, Provenance
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_resources.stores import NON_REBUILDABLE, integrity_check
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 from hippo_work import InvalidCursor, WorkMemory
 
 PROJECT = "payments-api"

@@ -11,7 +11,7 @@ import pytest
 from dagster import DagsterInstance
 
 from hippo_cli.main import main
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 
 COMMANDS = ["init", "run", "search", "serve", "status"]
 

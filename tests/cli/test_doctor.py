@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from hippo_cli.main import main
-from hippo_core.settings import HippoSettings, env_names
+from hippo_settings import HippoSettings, env_names
 
 SECRET = "s3cr3t-doctor-token"
 

@@ -13,7 +13,7 @@ import pytest
 
 from hippo_cli.main import main
 from hippo_cli.runner import unknown_selection_names
-from hippo_core.settings import HippoSettings, env_names
+from hippo_settings import HippoSettings, env_names
 
 REPO = Path(__file__).parents[2]
 

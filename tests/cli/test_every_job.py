@@ -11,7 +11,7 @@ import pytest
 
 from hippo_assets.definitions import build_definitions
 from hippo_cli.main import main
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.conftest import make_vault
 
 SETTINGS = HippoSettings(vault=Path("unused"), home=Path("unused"))

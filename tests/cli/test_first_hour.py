@@ -15,7 +15,7 @@ import pytest
 
 from hippo_cli.doctor import settings_rows
 from hippo_cli.main import main
-from hippo_core.settings import ConfigFileError, HippoSettings, env_names
+from hippo_settings import ConfigFileError, HippoSettings, env_names
 
 HIPPO = str(Path(sys.executable).parent / "hippo")
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, DagsterRunStatus
 
-from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 
 NOTE = "20-wiki/health/sleep-hygiene.md"
 RUN_TIMEOUT_S = 600  # a run on a loaded 2-core machine; a healthy one takes seconds

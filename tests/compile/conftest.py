@@ -12,10 +12,10 @@ from dagster import DagsterInstance, materialize
 from hippo_assets.compile.assets import approval_requests, gate_verdicts, promotion_gates_hold, staging_cards
 from hippo_assets.publish.assets import canonical_sectors_match, canonical_wiki, index_pages
 from hippo_assets.publish.janitor import janitor
-from hippo_core.settings import HippoSettings
 from hippo_core.wiki.compile_queue import PARTITIONS, partition_key_for
 from hippo_resources import build_resources
 from hippo_resources.llm import LLM
+from hippo_settings import HippoSettings
 from sensors.compile import pending_sources
 
 LLM_FIXTURES = Path(__file__).parent.parent / "fixtures" / "llm"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 
 PAGE = """---

@@ -7,11 +7,11 @@ import json
 import pytest
 from dagster import DagsterInstance
 
-from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
 from hippo_core.wiki.prompts import COMPILER_SYSTEM, JUDGE_SYSTEM
 from hippo_resources import Vault
 from hippo_resources.llm import LLM, LLMError
+from hippo_settings import HippoSettings
 from tests.compile.conftest import compile_source, recorded_llm
 from tests.conftest import run_graph
 

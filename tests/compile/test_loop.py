@@ -6,12 +6,12 @@ from pathlib import Path
 
 from dagster import DagsterInstance
 
-from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
 from hippo_core.wiki import approvals
 from hippo_resources import Vault
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.compile.conftest import compile_all, promote
 from tests.conftest import run_graph
 

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance
 
-from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
 from hippo_core.vault.frontmatter import FrontmatterError
 from hippo_core.wiki import approvals
@@ -18,6 +17,7 @@ from hippo_core.wiki.cards import CardDraft, Citation, parse_card, render_card
 from hippo_core.wiki.compile_offline import offline_compile
 from hippo_core.wiki.gates import build_facts, promotion_target, run_gates
 from hippo_resources import Vault
+from hippo_settings import HippoSettings
 from tests.compile.conftest import compile_source, promote
 from tests.conftest import make_vault
 

@@ -11,10 +11,10 @@ from dagster import AssetKey, DagsterInstance, materialize
 from hippo_assets.compile.assets import approval_requests, gate_verdicts, promotion_gates_hold
 from hippo_assets.definitions import build_definitions
 from hippo_assets.ingest.assets import sources
-from hippo_core.settings import HippoSettings
 from hippo_core.vault import frontmatter
 from hippo_core.wiki import approvals
 from hippo_resources import Vault
+from hippo_settings import HippoSettings
 from tests.compile.conftest import compile_source, loop_resources, promote, run_janitor
 from tests.conftest import make_vault
 

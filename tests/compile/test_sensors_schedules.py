@@ -14,10 +14,10 @@ from dagster import (
 )
 
 from hippo_assets.definitions import build_definitions
-from hippo_core.settings import HippoSettings
 from hippo_core.wiki import approvals
 from hippo_core.wiki.compile_queue import PARTITIONS
 from hippo_resources import Ledger, Vault
+from hippo_settings import HippoSettings
 from sensors.compile import build_compile_sensor
 from sensors.publish import build_approvals_sensor
 from tests.compile.conftest import compile_source, promote

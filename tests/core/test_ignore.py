@@ -48,7 +48,7 @@ def test_comments_and_blank_lines_make_no_rule() -> None:
 
 def test_hostile_pattern_and_name_stay_fast() -> None:
     rules = parse_ignore("*a*a*a*a*a*a*a*a*a*b\n" + "/**/**/**/**/**/x\n")
-    start = time.perf_counter()
+    start = time.process_time()
     assert not is_ignored(rules, "a" * 20_000, False)
     assert not is_ignored(rules, "/".join(["d"] * 200) + "/y", False)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0

@@ -11,8 +11,8 @@ import pytest
 from dagster import EnvVar
 
 from hippo_assets.definitions import build_definitions
-from hippo_core.settings import HippoSettings, env_names, settings_table
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings, env_names, settings_table
 
 ROOT = Path(__file__).parents[2]
 

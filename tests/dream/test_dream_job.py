@@ -13,9 +13,9 @@ from dagster import DagsterInstance, materialize
 from hippo_assets.dream.definitions import ASSETS, run_config
 from hippo_cli.main import main
 from hippo_core.dream.outline import outline
-from hippo_core.settings import HippoSettings
 from hippo_core.vault.links import LinkResolver
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 
 
 def dream(settings: HippoSettings, instance: DagsterInstance, force: bool = False):  # noqa: ANN201

@@ -10,11 +10,11 @@ from fastapi.testclient import TestClient
 from mcp import Client
 
 from hippo_core.dream.profile import ProfileEvent, snapshot
-from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
 from hippo_server.app import create_app
 from hippo_server.mcp import build_mcp
+from hippo_settings import HippoSettings
 from hippo_work.dream import dream_store
 
 MISS = "qwzx vorblunk plimtrax"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from eval.scale import MODES
 from eval.scale_paired import WARMUP
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.conftest import make_vault, run_graph
 
 REPO = Path(__file__).parents[2]

@@ -143,9 +143,9 @@ def test_zip_bomb_is_refused_from_its_directory(fmt: str) -> None:
     fixture = BUILDERS[fmt]("en")
     bomb = _with_member(fixture.data, "bomb.bin", bytes(64 * 1024 * 1024))  # 64 MiB of zeros, ~64 KiB packed
     assert len(bomb) < len(fixture.data) + 200_000
-    start = time.perf_counter()
+    start = time.process_time()
     reason = _refused(bomb, fixture.filename, "zip_bomb", ExtractLimits(max_unzipped_bytes=32 * 1024 * 1024))
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 0.5
     assert "unpack" in reason
 
 
@@ -234,11 +234,13 @@ def test_adversarial_html_is_fast(payload: bytes) -> None:
     # heap (0.17 s alone became > 1 s late in the full suite): freeze the heap that existed before.
     gc.collect()
     gc.freeze()
+    # CPU time of this process, not wall time: on a loaded machine (CI beside other work) the wall clock
+    # counts the time other processes ran; a quadratic reader costs tens of CPU seconds on these payloads.
     try:
-        start = time.perf_counter()
+        start = time.process_time()
         with contextlib.suppress(ExtractionError):
             extract(payload, "evil.html")
-        elapsed = time.perf_counter() - start
+        elapsed = time.process_time() - start
     finally:
         gc.unfreeze()
-    assert elapsed < 1.0
+    assert elapsed < 2.0

@@ -22,8 +22,8 @@ from dagster import materialize
 from eval.extraction_fixtures import BUILDERS
 from hippo_assets.ingest.assets import sources
 from hippo_core.extract import ExtractionError, ExtractLimits, extract
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 
 REPO = Path(__file__).resolve().parents[2]
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"

@@ -18,9 +18,9 @@ from hippo_assets.facts.assets import (
 )
 from hippo_cli.vault_init import init_vault
 from hippo_core.facts.review import REVIEW_INDEX, review_file
-from hippo_core.settings import HippoSettings
 from hippo_core.wiki import approvals
 from hippo_resources import LLM, Vault, build_resources
+from hippo_settings import HippoSettings
 
 PAGE = "20-wiki/health/caffeine-cutoff.md"
 OLD_NOTE = "notes/2025-01-01.md"

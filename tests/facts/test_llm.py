@@ -10,8 +10,8 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from hippo_assets.facts.assets import facts
-from hippo_core.settings import HippoSettings
 from hippo_resources import Vault, build_resources
+from hippo_settings import HippoSettings
 from hippo_work import WorkMemory
 from tests.compile.conftest import recorded_llm
 

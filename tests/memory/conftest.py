@@ -10,8 +10,8 @@ import pytest
 from dagster import DagsterInstance, materialize
 
 from hippo_assets.memory.assets import LOADERS, conversation_chunks
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "conversations"
 DLT_ASSETS = list(LOADERS.values())

@@ -6,8 +6,8 @@ from hippo_assets.memory.assets import DLT_KEYS, LOADERS
 from hippo_assets.memory.definitions import FORMAT_JOBS
 from hippo_cli.main import build_parser
 from hippo_core.conversations.formats import BY_CLI_NAME, FORMATS
-from hippo_core.settings import HippoSettings
 from hippo_resources import conversation_store
+from hippo_settings import HippoSettings
 
 
 def test_the_table_generates_loaders_jobs_cli_choices_and_store_sources() -> None:

@@ -13,7 +13,7 @@ from dagster import DagsterInstance
 
 from hippo_assets.memory.assets import LOADERS
 from hippo_assets.memory.dlt_sources import RunReport, read_new_lines
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.memory.conftest import CHATGPT_ID, FIXTURES, load, make_zip, metadata
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hippo_cli.main import main
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.memory.conftest import CHATGPT_ID, memory_env
 
 

@@ -6,8 +6,8 @@ import uuid
 
 import pytest
 
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 from tests.memory.conftest import load, metadata, with_logs
 
 psycopg2 = pytest.importorskip("psycopg2")

@@ -12,10 +12,10 @@ from dagster import DagsterInstance, build_asset_check_context, materialize
 
 from hippo_assets.definitions import ASSET_CHECKS, ASSETS
 from hippo_assets.index.assets import messages_have_vectors
-from hippo_core.settings import HippoSettings
 from hippo_resources import LexicalStore, build_resources
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.memory.conftest import load, metadata
 from tests.memory.test_scrub import PLANTED, SECRET_VALUES
 

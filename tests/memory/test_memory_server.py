@@ -11,11 +11,11 @@ from fastapi.testclient import TestClient
 from mcp import Client
 
 from hippo_assets.ingest.assets import sources
-from hippo_core.settings import HippoSettings
 from hippo_resources import Vault, build_resources
 from hippo_search.pipeline import open_engine
 from hippo_server.app import create_app
 from hippo_server.mcp import build_mcp
+from hippo_settings import HippoSettings
 from hippo_work.conversations import ConversationMemory
 from sensors.ingest import build_inbox_sensor
 from tests.memory.conftest import CHATGPT_ID, CLAUDE_SESSION, load

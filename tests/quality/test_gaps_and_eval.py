@@ -9,11 +9,11 @@ from dagster import DagsterInstance, materialize
 
 from hippo_assets.quality import assets as quality
 from hippo_assets.quality.golden import own_vault_items
-from hippo_core.settings import HippoSettings
 from hippo_resources import Ledger, build_resources
 from hippo_search.bundle import build_bundle
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 
 GOLDEN = Path(__file__).parents[1] / "fixtures" / "golden-tiny.jsonl"

@@ -8,9 +8,9 @@ import pytest
 
 from hippo_cli.vault_init import init_vault
 from hippo_core.ranking.ranking import RankingParams
-from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 
 NOTE = "---\ntitle: {title}\nstatus: {status}\nupdated: {updated}\naliases: [{aliases}]\n---\n\n# {title}\n\n{body}\n"

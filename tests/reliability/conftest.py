@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.reliability.servers import FakeEmbedder
 
 

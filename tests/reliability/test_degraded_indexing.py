@@ -15,10 +15,10 @@ import polars as pl
 import pytest
 from dagster import AssetCheckSeverity, DagsterInstance
 
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 from tests.reliability.conftest import fake_embedder_settings
 from tests.reliability.servers import FakeEmbedder

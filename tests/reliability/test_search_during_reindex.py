@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hippo_core.settings import HippoSettings
 from hippo_resources import LexicalStore
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 from tests.reliability.servers import FakeEmbedder, free_port
 

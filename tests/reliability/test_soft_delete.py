@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from hippo_cli.main import main
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 from tests.reliability.servers import FakeEmbedder
 

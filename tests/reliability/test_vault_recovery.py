@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 
 

@@ -13,8 +13,8 @@ import httpx
 import numpy as np
 import pytest
 
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 
 CHROMA = Path(sys.executable).with_name("chroma")
 

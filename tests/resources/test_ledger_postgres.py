@@ -11,10 +11,10 @@ from pathlib import Path
 import psycopg2
 import pytest
 
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_resources.ledger import Ledger
 from hippo_resources.stores import integrity_check, registered_stores, snapshot
+from hippo_settings import HippoSettings
 
 PG_DSN = "postgresql://postgres@127.0.0.1:5432/test"
 

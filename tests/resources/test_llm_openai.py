@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx2
 
-from hippo_core.settings import HippoSettings
 from hippo_core.wiki.compile_offline import JudgeVerdict
 from hippo_resources import build_resources
 from hippo_resources.llm import LLM
+from hippo_settings import HippoSettings
 
 LLM_FIXTURES = Path(__file__).parents[1] / "fixtures" / "llm"
 

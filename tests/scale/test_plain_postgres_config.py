@@ -10,7 +10,7 @@ import pytest
 from dagster import DagsterInstance
 
 from hippo_assets.definitions import build_definitions
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.scale.conftest import PG
 
 CONFIGS = {

@@ -11,10 +11,10 @@ from fastapi.testclient import TestClient
 from hippo_assets.quality.assets import gap_probe
 from hippo_cli.main import main
 from hippo_core.ranking.calibration import Calibration
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_search.pipeline import engine_from_resources, load_tuning, open_engine
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 
 
 def write_calibration(settings: HippoSettings, embed_model: str) -> None:

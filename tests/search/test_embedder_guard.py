@@ -17,9 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 from tests.resources.test_embedder import free_port
 

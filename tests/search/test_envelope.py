@@ -17,7 +17,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.resources.test_embedder import free_port
 
 QUERY = "침실의 온도를 어떻게 맞춰야 하나요"

@@ -32,9 +32,9 @@ import numpy as np
 import pytest
 
 from hippo_core.index.bm25 import BM25Index
-from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import lexical_mask, open_engine, semantic_filter, semantic_lane
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 from tests.resources.embed_server import Server
 from tests.search import word_embedder

@@ -16,10 +16,10 @@ from typing import Any
 from dagster import AssetSelection, DagsterInstance, materialize
 
 from hippo_assets.definitions import ASSET_CHECKS, ASSETS
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import SearchEngine, engine_from_resources, open_engine, same_generation
+from hippo_settings import HippoSettings
 
 QUERIES = (
     "caffeine after noon",

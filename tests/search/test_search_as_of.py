@@ -18,10 +18,10 @@ from mcp import Client
 
 from hippo_assets.index.definitions import ASSETS
 from hippo_cli.vault_init import init_vault
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.search.test_envelope import HIPPO, serving
 
 QUERY = "caffeine cutoff"

@@ -8,9 +8,9 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import SearchEngine, open_engine
+from hippo_settings import HippoSettings
 from tests.assets.test_pipeline import meta
 from tests.conftest import run_graph
 

@@ -11,12 +11,12 @@ import pytest
 
 from hippo_core.index.tokenize import Tokenizer
 from hippo_core.ranking.snippets import ELLIPSIS, best_window, query_snippet, term_matches
-from hippo_core.settings import HippoSettings
 from hippo_core.vault.vault_layout import is_navigation_page
 from hippo_core.wiki.index_pages import PageInfo, Queues, render_home, render_hub, render_index
 from hippo_resources import Vault
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 
 FILLER_EN = "The garden report lists the weather of each week and the plants that were watered. " * 8

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 import pytest
 
 from hippo_core.ranking.ranking import RankingParams
-from hippo_core.settings import HippoSettings
 from hippo_resources import Reranker
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import SearchEngine, open_engine
+from hippo_settings import HippoSettings
 from tests.fake_rerank import RerankServer
 
 HIGH_FLOOR = RankingParams(semantic_floor=0.99)  # every semantic-only hit is weak

@@ -17,8 +17,8 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from hippo_cli.vault_init import init_vault
-from hippo_core.settings import HippoSettings
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 
 TOKEN = "sec-token-9"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

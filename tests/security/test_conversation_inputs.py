@@ -18,8 +18,8 @@ from dagster import AssetKey, DagsterInstance
 from fastapi.testclient import TestClient
 
 from hippo_cli.main import main
-from hippo_core.settings import HippoSettings
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 from tests.security.secret_shapes import ALNUM, URLSAFE, Gen, j
 
 g = Gen(seed=19)

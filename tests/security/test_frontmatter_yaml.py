@@ -63,10 +63,10 @@ def _billion_laughs(levels: int = 9) -> str:
 def test_alias_bomb_is_refused_with_the_reason_quickly() -> None:
     bomb = _billion_laughs(9)
     assert len(bomb) < 450  # the size of the attack's input (417 bytes)
-    start = time.perf_counter()
+    start = time.process_time()
     with pytest.raises(FrontmatterError, match="aliases expand"):
         frontmatter.parse_mapping(bomb)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     note = f"---\n{bomb}---\n\n# Bomb\n"
     with pytest.raises(FrontmatterError, match="aliases"):
         make_source_copy(note.encode(), "bomb.md", "2024-01-01T00:00:00+00:00")

@@ -20,8 +20,8 @@ import pytest
 from dagster import AssetKey, DagsterInstance
 
 from hippo_cli.doctor import check_skipped_files
-from hippo_core.settings import HippoSettings
 from hippo_resources.vault import NotARegularFile, Vault
+from hippo_settings import HippoSettings
 
 HIPPO = str(Path(sys.executable).parent / "hippo")
 DEEP = 1_100  # os.walk recursed once per level: RecursionError near 1,000

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from hippo_core.settings import HippoSettings
 from hippo_core.vault.vault_layout import INBOX
 from hippo_resources.files import write_text_atomic
+from hippo_settings import HippoSettings
 from tests.security.conftest import AUTH, TOKEN, routes
 
 # Authorization values as raw header bytes: UTF-8 text, Latin-1, bytes that are not text at all.

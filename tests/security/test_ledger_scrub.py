@@ -11,8 +11,8 @@ from pathlib import Path
 
 from fastapi.testclient import TestClient
 
-from hippo_core.settings import HippoSettings
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 from tests.security.secret_shapes import examples
 
 AUTH = {"Authorization": "Bearer ledger-token"}

@@ -20,9 +20,9 @@ SIZE = 100_000
 
 
 def under_a_second(fn: Callable[[], object]) -> None:
-    start = time.perf_counter()
+    start = time.process_time()
     fn()
-    took = time.perf_counter() - start
+    took = time.process_time() - start
     assert took < 1.0, f"took {took:.2f} s"
 
 

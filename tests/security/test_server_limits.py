@@ -19,8 +19,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from hippo_core.settings import HippoSettings
 from hippo_server.app import MAX_BODY_BYTES, create_app
+from hippo_settings import HippoSettings
 from tests.security.conftest import TOKEN, Server, routes
 
 TIMEOUT = 2  # HIPPO_HEADER_TIMEOUT and HIPPO_BODY_TIMEOUT of the server under test

@@ -15,12 +15,12 @@ import time
 from pathlib import Path
 
 from hippo_cli.vault_init import init_vault
-from hippo_core.settings import HippoSettings
+from hippo_settings import HippoSettings
 from tests.security.conftest import TOKEN, Server
 from tests.server.mcp_http import INIT, reply
 
 STORM = 30
-HEALTH_BOUND = 2.0  # seconds; the old code held /health for tens of seconds under this storm
+HEALTH_BOUND = 5.0  # seconds; the old code held /health for tens of seconds (23.8 s) under this storm
 
 
 def post(port: int, body: dict, headers: dict[str, str]) -> tuple[int, http.client.HTTPMessage, str]:

@@ -12,8 +12,8 @@ from dagster import materialize
 
 from hippo_assets.index.assets import vault_documents
 from hippo_assets.ingest.assets import sources
-from hippo_core.settings import HippoSettings
 from hippo_resources import build_resources
+from hippo_settings import HippoSettings
 
 
 def run(settings: HippoSettings):  # noqa: ANN201

@@ -17,9 +17,9 @@ from dagster import (
 
 from hippo_assets.definitions import build_definitions
 from hippo_cli.vault_init import init_vault
-from hippo_core.settings import HippoSettings
 from hippo_core.vault.fingerprints import sha256_bytes
 from hippo_resources import Vault
+from hippo_settings import HippoSettings
 from sensors.ingest import BATCH_SIZE, build_inbox_sensor
 
 SENSOR = build_inbox_sensor("ingest_job")

@@ -8,12 +8,12 @@ from pathlib import Path
 from dagster import DagsterInstance, SensorResult, SkipReason, build_sensor_context
 
 from hippo_assets.definitions import build_definitions
-from hippo_core.settings import HippoSettings
 from hippo_core.vault.vault_changes import changed_paths, fingerprint
 from hippo_core.vault.vault_layout import is_indexed
 from hippo_resources import Vault
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
+from hippo_settings import HippoSettings
 from sensors.vault import build_vault_sensor
 
 SENSOR = build_vault_sensor("refresh_job")

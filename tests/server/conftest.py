@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from hippo_core.settings import HippoSettings
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 
 TOKEN = "test-token-123"
 

@@ -6,10 +6,10 @@ import json
 
 from fastapi.testclient import TestClient
 
-from hippo_core.settings import HippoSettings
 from hippo_resources import Ledger
 from hippo_search.client import store_id
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 from tests.conftest import run_graph
 from tests.server.conftest import TOKEN
 

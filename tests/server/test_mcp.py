@@ -6,10 +6,10 @@ import anyio
 from fastapi.testclient import TestClient
 from mcp import Client
 
-from hippo_core.settings import HippoSettings
 from hippo_search.pipeline import open_engine
 from hippo_server.app import create_app
 from hippo_server.mcp import build_mcp
+from hippo_settings import HippoSettings
 from tests.server.conftest import TOKEN
 
 

@@ -14,11 +14,11 @@ from fastapi.testclient import TestClient
 
 from hippo_core.recall.context import BLOCK_OPEN, REFERENCE_NOTICE
 from hippo_core.recall.route import RouteCandidate, decide
-from hippo_core.settings import HippoSettings
 from hippo_resources.llm import LLM
 from hippo_search.envelope import SearchHit, SearchRequest
 from hippo_search.pipeline import open_engine
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 from hippo_work.route import LLMRouter, judge_hits, route
 from hippo_work.suggest import SkillLane
 from tests.conftest import run_graph

@@ -12,8 +12,8 @@ from fastapi.testclient import TestClient
 from pydantic import SecretStr
 
 from hippo_core.safety.tokens import TokenConfigError, parse_tokens
-from hippo_core.settings import HippoSettings
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 from tests.conftest import make_vault
 from tests.server.mcp_http import HttpMcp, post_via
 

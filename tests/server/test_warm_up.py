@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import threading
 
-from hippo_core.settings import HippoSettings
 from hippo_search.envelope import SearchRequest
 from hippo_search.pipeline import open_engine
 from hippo_server.serve import server_config
+from hippo_settings import HippoSettings
 
 
 def test_the_warm_up_thread_loads_the_index_before_the_first_search(indexed: HippoSettings) -> None:

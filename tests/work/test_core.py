@@ -191,6 +191,6 @@ def test_read_multiplier_extends_half_life_up_to_10x_and_fades_over_30_days() ->
 
 def test_worklog_parsing_is_linear_on_adversarial_input() -> None:
     evil = "- **2026-11-20** (" + "(" * 50_000 + "\n" + ("- **2026-11-20** (a): " + " Next: " * 10_000) + "\n"
-    start = time.perf_counter()
+    start = time.process_time()
     parse_worklog(evil * 2)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from hippo_core.settings import HippoSettings
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 from tests.conftest import make_vault
 from tests.server.mcp_http import HttpMcp, post_via
 

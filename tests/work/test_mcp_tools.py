@@ -9,11 +9,11 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from hippo_core.settings import HippoSettings
 from hippo_resources.lexical_store import MANIFEST
 from hippo_search.pipeline import open_engine
 from hippo_server.mcp import build_mcp
 from hippo_server.mcp.stdio import INDEX_TOOLS, capabilities, gate
+from hippo_settings import HippoSettings
 from hippo_work.conversations import ConversationMemory
 from hippo_work.wiring import WorkServices
 from tests.conftest import make_vault

@@ -15,12 +15,12 @@ from fastapi.testclient import TestClient
 
 from hippo_assets.ghost.assets import ghost_memories
 from hippo_core.agents.ghost import ALLOWLIST
-from hippo_core.settings import HippoSettings
 from hippo_core.wiki import approvals
 from hippo_resources import build_resources
 from hippo_resources.ghost_store import GhostStore
 from hippo_resources.work_store import WorkStore
 from hippo_server.app import create_app
+from hippo_settings import HippoSettings
 from tests.conftest import make_vault
 
 AWS_KEY = "AKIA" + "QWERTYUIOPASDFGH"  # AWS-shaped, built so this file holds none

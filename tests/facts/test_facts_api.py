@@ -11,9 +11,9 @@ from fastapi.testclient import TestClient
 from mcp import Client
 
 from hippo_cli.vault_init import init_vault
-from hippo_core.settings import HippoSettings
 from hippo_server.app import create_app
 from hippo_server.mcp import build_mcp
+from hippo_settings import HippoSettings
 from hippo_work.facts import fact_store
 from tests.facts.conftest import fact
 
