@@ -12,6 +12,7 @@ import contextlib
 import errno
 import os
 import secrets
+import stat
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -127,3 +128,67 @@ def create_text_atomic(target: Path, text: str) -> Path:
     fsync_dir(target.parent)
     remove_stale_temporaries(target)
     return target
+
+
+# --- reading without blocking (no Dagster here: the agent hooks read through this too) ----------------
+class VaultError(RuntimeError):
+    pass
+
+
+class NotARegularFile(VaultError):
+    """A path that names no regular file (a FIFO, a socket, a device, a folder): never read, 404 on GET."""
+
+
+class FileTooLarge(VaultError):
+    """A file over the size limit it was read under (`size` bytes, or more)."""
+
+    def __init__(self, message: str, size: int) -> None:
+        super().__init__(message)
+        self.size = size
+
+
+def read_regular(path: Path, rel: str, max_bytes: int | None = None, head: int | None = None) -> bytes:
+    """Read a regular file without ever blocking: opened with O_NONBLOCK (a FIFO without a writer would
+    block a plain open forever) and checked with fstat after the open, so what is read is what was
+    checked. `head` reads only the first bytes."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a UNIX socket: there is nothing to open
+            raise NotARegularFile(f"{shown_path(rel)!r} is not a regular file (a socket)") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotARegularFile(f"{shown_path(rel)!r} is not a regular file ({file_kind(st.st_mode)})")
+        if max_bytes is not None and st.st_size > max_bytes:
+            raise FileTooLarge(
+                f"{shown_path(rel)!r} is {st.st_size:,} bytes; the limit is {max_bytes:,}", st.st_size
+            )
+        with os.fdopen(fd, "rb", closefd=True) as fh:
+            fd = -1
+            data = fh.read(head if head is not None else -1 if max_bytes is None else max_bytes + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if max_bytes is not None and len(data) > max_bytes:
+        raise FileTooLarge(f"{shown_path(rel)!r} grew over {max_bytes:,} bytes while it was read", len(data))
+    return data
+
+
+def shown_path(rel: str) -> str:
+    """A vault path as text a report can hold: bytes of a name that is not UTF-8 appear as `\\xe9`."""
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for a reason a person reads."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "not a regular file"

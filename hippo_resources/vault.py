@@ -39,7 +39,17 @@ from hippo_core.vault.vault_changes import Stat
 from hippo_core.wiki import approvals
 from hippo_core.wiki.approvals import ApprovalLine, LineState
 from hippo_core.wiki.cards import Card, parse_card
-from hippo_resources.files import create_text_atomic, write_atomic, write_text_atomic
+from hippo_resources.files import (  # noqa: F401 - the vault's errors and reader live with the file helpers
+    FileTooLarge,
+    NotARegularFile,
+    VaultError,
+    create_text_atomic,
+    file_kind,
+    read_regular,
+    shown_path,
+    write_atomic,
+    write_text_atomic,
+)
 
 GIT_IDENTITY = ("-c", "user.name=Hippocampus", "-c", "user.email=hippocampus@localhost")
 # A git process holds index.lock for well under a second on a vault; an older one was left by a kill.
@@ -56,51 +66,6 @@ def pipeline_owned(path: str, deleted: bool) -> bool:
     if path.startswith(vault_layout.INBOX_PROCESSED + "/"):
         return True
     return deleted and parts[0] == vault_layout.INBOX and len(parts) == 2
-
-
-class VaultError(RuntimeError):
-    pass
-
-
-class NotARegularFile(VaultError):
-    """A path that names no regular file (a FIFO, a socket, a device, a folder): never read, 404 on GET."""
-
-
-class FileTooLarge(VaultError):
-    """A file over the size limit it was read under (`size` bytes, or more)."""
-
-    def __init__(self, message: str, size: int) -> None:
-        super().__init__(message)
-        self.size = size
-
-
-def read_regular(path: Path, rel: str, max_bytes: int | None = None, head: int | None = None) -> bytes:
-    """Read a regular file without ever blocking: opened with O_NONBLOCK (a FIFO without a writer would
-    block a plain open forever) and checked with fstat after the open, so what is read is what was
-    checked. `head` reads only the first bytes."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        if exc.errno == errno.ENXIO:  # a UNIX socket: there is nothing to open
-            raise NotARegularFile(f"{shown_path(rel)!r} is not a regular file (a socket)") from None
-        raise
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotARegularFile(f"{shown_path(rel)!r} is not a regular file ({_kind(st.st_mode)})")
-        if max_bytes is not None and st.st_size > max_bytes:
-            raise FileTooLarge(
-                f"{shown_path(rel)!r} is {st.st_size:,} bytes; the limit is {max_bytes:,}", st.st_size
-            )
-        with os.fdopen(fd, "rb", closefd=True) as fh:
-            fd = -1
-            data = fh.read(head if head is not None else -1 if max_bytes is None else max_bytes + 1)
-    finally:
-        if fd >= 0:
-            os.close(fd)
-    if max_bytes is not None and len(data) > max_bytes:
-        raise FileTooLarge(f"{shown_path(rel)!r} grew over {max_bytes:,} bytes while it was read", len(data))
-    return data
 
 
 def link_problem(root: Path, p: Path) -> str | None:
@@ -125,11 +90,6 @@ MAX_FOLDER_DEPTH = 64
 MiB = 1024 * 1024
 
 
-def shown_path(rel: str) -> str:
-    """A vault path as text a report can hold: bytes of a name that is not UTF-8 appear as `\\xe9`."""
-    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-
-
 def is_utf8_name(rel: str) -> bool:
     """False for a name that is not UTF-8 on disk (os gives it back with surrogate escapes)."""
     try:
@@ -137,19 +97,6 @@ def is_utf8_name(rel: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _kind(mode: int) -> str:
-    """What a file that is not a regular file is, for a reason a person reads."""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "not a regular file"
 
 
 @dataclass
@@ -367,7 +314,7 @@ class Vault(ConfigurableResource):
         if not is_utf8_name(rel):
             found.skip(rel, "file name is not UTF-8: not read; rename it")
         elif not stat.S_ISREG(st.st_mode):
-            found.skip(rel, f"not a regular file ({_kind(st.st_mode)}): not read")
+            found.skip(rel, f"not a regular file ({file_kind(st.st_mode)}): not read")
         elif st.st_size > self.note_max_bytes and not rel.startswith(vault_layout.INBOX + "/"):
             found.skip(
                 rel,
@@ -399,7 +346,7 @@ class Vault(ConfigurableResource):
                 else:
                     mode = entry.stat(follow_symlinks=False).st_mode
                     if not stat.S_ISREG(mode):
-                        reason = f"not a regular file ({_kind(mode)}): not read"
+                        reason = f"not a regular file ({file_kind(mode)}): not read"
                     elif not is_utf8_name(rel):
                         reason = "file name is not UTF-8: not read; rename it (copy it in under a new name)"
                     else:

@@ -239,7 +239,7 @@ class GhostLayer:
             if file.name.startswith(".") or not rules.is_memory_path(rel):
                 continue
             try:
-                found.append(rules.parse_memory(rel, decode_utf8(file.read_bytes(), rel)))
+                found.append(rules.parse_memory(rel, decode_utf8(vault.read_bytes(rel), rel)))
             except (FrontmatterError, BadTextError, VaultError) as exc:
                 bad.append(UnreadableMemory(path=rel, reason=str(exc)))
         return found, bad

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from hippo_resources.files import read_regular
 from hippo_work.config import limits_from_settings
 
 if TYPE_CHECKING:
@@ -93,7 +94,8 @@ class VaultFiles:
         return self.abs(rel).exists()
 
     def read_bytes(self, rel: str) -> bytes:
-        return self.abs(rel).read_bytes()
+        """A regular file only, opened without blocking (a FIFO named handoff.md never hangs a hook)."""
+        return read_regular(self.abs(rel), rel)
 
     def is_git_repo(self) -> bool:
         return (self.path / ".git").exists()
