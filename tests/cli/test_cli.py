@@ -55,7 +55,13 @@ def test_init_on_a_non_empty_folder_only_lists_what_it_would_add(
     (other / "main.c").write_text("int main(){}")
     assert main(["init", str(other)]) == 0
     out = capsys.readouterr().out
-    assert "would add" in out and "SCHEMA.md" in out and "--yes" in out and "main.c" not in out
+    assert "would add" in out and "SCHEMA.md" in out and "--yes" in out
+    added = [line for line in out.splitlines() if line.startswith(("  folder", "  file"))]
+    assert added and not any("main.c" in line for line in added)  # the person's file is not among the adds
+    git_line = next(line for line in out.splitlines() if line.startswith("  git"))
+    assert (
+        "first commit of your 1 file(s) as they are (main.c)" in git_line
+    )  # it is listed before it is committed
     assert sorted(p.name for p in other.iterdir()) == ["main.c"]  # nothing changed
 
 
