@@ -96,20 +96,23 @@ def render_recall(
     if not lines and not skill_lines:
         return None
     frame = len(quote_block("", RECALL_TITLE).encode()) + 1
+    skill_block = ["Skills that may fit:", *skill_lines] if skill_lines else []
+    skill_bytes = sum(len(line.encode()) + 1 for line in skill_block)
+    if skill_bytes > min(600 + 64, max_bytes - frame):  # suggestions keep their 600 bytes, never more
+        skill_block, skill_bytes = [], 0
     kept: list[str] = []
-    room = max_bytes - frame
-    for line in [*lines, *(["Skills that may fit:"] + skill_lines if skill_lines else [])]:
+    room = max_bytes - frame - skill_bytes  # the skills' room is kept aside; results fill the rest
+    for line in lines:
         need = len(line.encode()) + 1
         if need <= room:
             kept.append(line)
             room -= need
-        elif not kept and line.startswith("- ") and room >= 120:  # the best result, cut to the room
+        elif not kept and room >= 120:  # the best result, cut to the room
             kept.append(truncate_utf8(line, room - 1))
             room = 0
         if room < 60:
             break
-    if not kept or kept[-1] == "Skills that may fit:":
-        kept = kept[:-1] if kept else kept
+    kept += skill_block
     if not kept:
         return None
     text = quote_block("\n".join(kept), RECALL_TITLE)

@@ -24,6 +24,7 @@ _FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTAL
 _KEY = re.compile(r"^([A-Za-z_][\w-]*)[ \t]*:[ \t]*(.*)$")
 _WORD = re.compile(r"[^\W_]+")
 _HANGUL = re.compile(r"[가-힣]")
+_REDACTED = re.compile(r"\[REDACTED:[^\]\s]{0,40}\]")
 _STOP = frozenset(
     [
         "a",
@@ -110,6 +111,7 @@ def terms(text: str) -> list[str]:
     """Lower-cased words without stop words; Hangul words also as character bigrams (no morphology at
     hook time: the skill lane must stay light)."""
     out = []
+    text = _REDACTED.sub(" ", text)  # a scrubbed secret's marker is no word of the request
     for w in _WORD.findall(text.lower()):
         if w in _STOP or (len(w) < 2 and not _HANGUL.match(w)):
             continue
@@ -142,7 +144,8 @@ def lexical_scores(query: str, skills: Sequence[Skill]) -> list[float]:
     docs = [skill_text(s) for s in skills]
     n = len(docs)
     df = Counter(t for head, rest in docs for t in set(head) | set(rest))
-    idf = {t: math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)) for t in q}
+    # idf clamped to [0.5, 1]: with a handful of skills an unmatched word must not outweigh the matched ones
+    idf = {t: min(max(math.log(1 + (n - df[t] + 0.5) / (df[t] + 0.5)), 0.5), 1.0) for t in q}
     best = sum(idf.values()) or 1.0
     scores = []
     for head, rest in docs:
@@ -159,10 +162,10 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 class SuggestParams(BaseModel, frozen=True):
-    min_lexical: float = Field(default=0.34, ge=0, le=1)
+    min_lexical: float = Field(default=0.3, ge=0, le=1)
     similarity_low: float = Field(default=0.82, ge=-1, le=1)
     similarity_high: float = Field(default=0.9, ge=-1, le=1)
-    min_score: float = Field(default=0.34, ge=0, le=1)
+    min_score: float = Field(default=0.3, ge=0, le=1)
 
 
 def rank_skills(

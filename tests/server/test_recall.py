@@ -207,7 +207,7 @@ def test_in_process_recall_adds_quoted_results_and_no_secret(indexed: HippoSetti
         indexed.home, indexed.vault, free_port(), HIPPO_RECALL_BUDGET_MS="120000",
         HIPPO_EMBED_CACHE=str(indexed.embed_cache),
     )  # fmt: skip
-    prompt = f"커피는 취침 몇 시간 전까지 마셔도 돼? caffeine coffee cut-off (token {SECRET})"
+    prompt = f"caffeine and coffee cut-off before sleep? 커피 카페인 {SECRET}"
     result, _ = run_hook(env, prompt_payload(prompt, tmp_path / "project"))
     assert result.returncode == 0, log_of(indexed.home)
     out = json.loads(result.stdout)["hookSpecificOutput"]
