@@ -46,7 +46,7 @@ def cli_env(tmp_path_factory: pytest.TempPathFactory, embed_cache: Path) -> Iter
 
 def test_every_job_and_schedule_has_a_name_the_cli_runs() -> None:
     assert set(JOBS) >= {s.job_name for s in DEFS.schedules}
-    assert len(JOBS) == 15 and len(SCHEDULES) == 9
+    assert len(JOBS) == 18 and len(SCHEDULES) == 11
 
 
 @pytest.mark.parametrize("name", JOBS + SCHEDULES)
