@@ -17,6 +17,8 @@ from hippo_cli.doctor import settings_rows
 from hippo_cli.main import main
 from hippo_settings import ConfigFileError, HippoSettings, env_names
 
+REPO = Path(__file__).resolve().parents[2]  # the checkout: what a spawned `hippo` imports
+
 HIPPO = str(Path(sys.executable).parent / "hippo")
 
 
@@ -94,7 +96,7 @@ def test_init_remembers_the_vault_and_its_next_line_runs_from_anywhere(
     elsewhere.mkdir()
     argv = shlex.split(next_line.removeprefix("Next: "))
     argv[0] = HIPPO if argv[0] == "hippo" else argv[0]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "HIPPO_EMBED_THREADS": "1", "PYTHONPATH": os.getcwd()}
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HIPPO_EMBED_THREADS": "1", "PYTHONPATH": str(REPO)}
     run = subprocess.run(argv, cwd=elsewhere, env=env, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
     assert (Path(data["dagster_home"]) / "dagster.yaml").exists()  # the remembered Dagster home was used
@@ -241,7 +243,7 @@ def test_the_stdio_server_entry_starts_and_lists_tools(user_home: Path, tmp_path
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]  # fmt: skip
-    env = {"PATH": os.environ["PATH"], "HOME": str(user_home), "PYTHONPATH": os.getcwd(), **entry["env"]}
+    env = {"PATH": os.environ["PATH"], "HOME": str(user_home), "PYTHONPATH": str(REPO), **entry["env"]}
     proc = subprocess.run(
         [entry["command"], *entry["args"]],
         input="".join(json.dumps(m) + "\n" for m in messages),
