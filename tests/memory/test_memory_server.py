@@ -156,7 +156,7 @@ def test_capture_writes_a_draft_to_the_inbox_and_the_sensor_ingests_it(loaded: H
     assert captured <= requested
     ingest = materialize(
         [sources],
-        resources={"vault": build_resources(loaded)["vault"]},
+        resources=dict(build_resources(loaded)),
         instance=DagsterInstance.ephemeral(),
         run_config={"ops": {"sources": {"config": {"files": sorted(captured)}}}},
     )
