@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from eval.results import _relative as relative_path
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
 GENERIC_PROMPTS = (
@@ -424,8 +426,9 @@ def main(argv: list[str] | None = None) -> int:
 
     report: dict[str, Any] = {
         "sets": {},
+        # paths as the command names them, relative to the checkout (no machine path in committed results)
         "config": vars(args)
-        | {"locomo": str(args.locomo), "lme": str(args.lme), "work": str(args.work), "json": str(args.json)},
+        | {k: relative_path(str(getattr(args, k))) for k in ("locomo", "lme", "work", "json")},
     }
     rows_by_set: dict[str, list[dict[str, Any]]] = {}
     covers_by_set: dict[str, dict[str, set[str]]] = {}
