@@ -8,6 +8,7 @@ import os
 import shlex
 import subprocess
 import sys
+import threading
 import tomllib
 from pathlib import Path
 
@@ -244,15 +245,41 @@ def test_the_stdio_server_entry_starts_and_lists_tools(user_home: Path, tmp_path
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
     ]  # fmt: skip
     env = {"PATH": os.environ["PATH"], "HOME": str(user_home), "PYTHONPATH": str(REPO), **entry["env"]}
-    proc = subprocess.run(
-        [entry["command"], *entry["args"]],
-        input="".join(json.dumps(m) + "\n" for m in messages),
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    replies = [json.loads(line) for line in proc.stdout.splitlines() if line.strip()]
-    tools = next(r for r in replies if r.get("id") == 2)["result"]["tools"]
-    assert any(t["name"].startswith("hippo_") for t in tools), proc.stderr[-2000:]
+    # stdin stays open until the answer to tools/list is read: a client that closed it at once could see
+    # the server end the session (EOF) before it answered, on a busy machine
+    log = tmp_path / "mcp-stderr.log"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen(
+            [entry["command"], *entry["args"]],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+        answer = None
+        watchdog = threading.Timer(120, proc.kill)  # a server that neither answers nor exits is killed
+        watchdog.start()
+        try:
+            assert proc.stdin is not None and proc.stdout is not None
+            proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+            proc.stdin.flush()
+            for line in proc.stdout:  # one JSON-RPC message a line; ends when the server exits
+                reply = json.loads(line) if line.strip() else {}
+                if reply.get("id") == 2:
+                    answer = reply
+                    break
+        finally:
+            proc.stdin.close()  # EOF: the server ends its session and exits
+            try:
+                proc.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+            watchdog.cancel()
+    err = log.read_text(errors="replace")
+    assert answer is not None, err[-2000:]
+    tools = answer["result"]["tools"]
+    assert any(t["name"].startswith("hippo_") for t in tools), err[-2000:]
