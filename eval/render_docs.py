@@ -35,6 +35,7 @@ ABOUT: dict[str, str] = {
     "temporal": "Time-aware search: answers as of a date and stale results.",
     "recall_bench": "What the agent hooks recall at the right moment.",
     "dream_bench": "The dream's layer-1 and layer-2 lint on a generated vault with every defect planted, and a clean copy.",
+    "dream_floor": "The cosine floor for the dream's duplicate candidates: passages and their translations, two folds.",
 }
 
 

@@ -54,6 +54,13 @@ CREATE TABLE IF NOT EXISTS {t}dream_results (
     body TEXT NOT NULL,
     PRIMARY KEY (run_id, part)
 );
+CREATE TABLE IF NOT EXISTS {t}dream_merges (
+    pair_key TEXT PRIMARY KEY,
+    a TEXT NOT NULL,
+    b TEXT NOT NULL,
+    card TEXT NOT NULL,
+    drafted_at TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS {t}dream_verdicts (
     key TEXT PRIMARY KEY,
     verdict TEXT NOT NULL,
@@ -197,4 +204,17 @@ class DreamStore(SqlStore):
             tx.run(
                 "INSERT INTO dream_verdicts (key, verdict, decided_at) VALUES (?, ?, ?)",
                 (key, scrub(json.dumps(verdict, ensure_ascii=False)).text, _today()),
+            )
+
+    # --- merge cards drafted (one per pair of notes) ----------------------------------------------
+    def merges(self) -> dict[str, dict[str, Any]]:
+        with self.tx() as tx:
+            return {r["pair_key"]: r for r in tx.rows("SELECT * FROM dream_merges")}
+
+    def put_merge(self, pair_key: str, a: str, b: str, card: str) -> None:
+        with self.tx(write=True) as tx:
+            tx.run("DELETE FROM dream_merges WHERE pair_key = ?", (pair_key,))
+            tx.run(
+                "INSERT INTO dream_merges (pair_key, a, b, card, drafted_at) VALUES (?, ?, ?, ?, ?)",
+                (pair_key, scrub(a).text, scrub(b).text, scrub(card).text, _today()),
             )

@@ -334,6 +334,23 @@ class HippoSettings(BaseSettings):
         ge=1,
         description="A review waiting longer is listed as overdue (never applied by a timeout).",
     )
+    dream_neighbours: int = Field(
+        default=5, ge=0, description="Layer-3 candidates: nearest notes (stored vectors) each note proposes."
+    )
+    dream_similarity_floor: float = Field(
+        default=0.85,
+        ge=-1.0,
+        le=1.0,
+        description="Layer-3 candidates: cosine a pair of notes must reach (measured: python -m eval.dream_floor).",
+    )
+    dream_similar_pairs: int = Field(
+        default=50, ge=0, description="Layer-3 candidates: at most this many pairs from vectors per dream."
+    )
+    dream_apply: bool = Field(
+        default=False,
+        description="Consolidation applies the MERGE / COEXIST it finds through the fact store; off: a dry run "
+        "that only counts them (SUPERSEDE is always a proposal for a person's tick).",
+    )
 
     # The variables `from_env` read from the process environment (secrets among them become EnvVar).
     _process_env: frozenset[str] = PrivateAttr(default_factory=frozenset)

@@ -6,6 +6,7 @@
 from dagster import (
     AssetCheckResult,
     AssetExecutionContext,
+    AssetKey,
     Config,
     DynamicPartitionsDefinition,
     Failure,
@@ -186,7 +187,8 @@ def _judge(
 @asset(
     group_name=GROUP,
     kinds={"anthropic", "json"},
-    deps=[staging_cards],
+    # the dream's merge cards land in staging too, and the dream job judges them here (issue 26)
+    deps=[staging_cards, AssetKey("dream_merges")],
     description="Every draft card judged (LLM judge or the offline judge: accept/revise/reject with reasons), its "
     "citations verified (anchor resolves; the section holds the quote or the claim's key terms) and the seven "
     "deterministic promotion gates applied. Verdicts are appended to 90-system/gates/<date>.jsonl.",

@@ -25,7 +25,15 @@ from dagster import (
 )
 from pydantic import BaseModel, Field
 
+from hippo_assets.compile.assets import approval_requests
 from hippo_assets.dream import GROUP
+from hippo_assets.dream.merge import (
+    draft_merge_card,
+    embedding_candidates,
+    merged_pairs,
+    pair_key,
+    wiki_candidates,
+)
 from hippo_core.dream import digest as digest_page
 from hippo_core.dream import profile as interest
 from hippo_core.dream.gate import decide
@@ -43,13 +51,15 @@ from hippo_core.index.tokenize import Tokenizer
 from hippo_core.ranking.evidence import content_terms
 from hippo_core.safety.text_input import BadTextError
 from hippo_core.vault import vault_layout as layout
+from hippo_core.vault.vault_layout import GATES_DIR
 from hippo_core.wiki import generated
-from hippo_resources import LLM, ConversationStore, Ledger, Vault, WorkStore
+from hippo_resources import LLM, ChunkStore, ConversationStore, Ledger, Vault, VectorStore, WorkStore
 from hippo_resources.dream_store import DreamStore
 from hippo_resources.fact_store import FactStore
 from hippo_resources.vault import VaultError
 
 PROPOSALS = f"{layout.REVIEWS}/dream/proposals.md"
+NO_LLM = "no LLM is configured (set ANTHROPIC_API_KEY or an OpenAI-compatible endpoint)"
 # Findings whose fix would change a person's notes: flagged first, re-checked on the next dream, and only
 # then listed for a person's tick (layer 4).
 HIGH_IMPACT = ("exact_duplicate", "two_active_values", "near_duplicate")
@@ -65,6 +75,15 @@ class DreamLintConfig(Config):
     reconfirm_days: int = Field(default=180, description="A volatile fact unconfirmed longer is flagged.")
     review_deadline_days: int = Field(default=14, description="A pending review older than this is overdue.")
     llm_pairs: int = Field(default=20, description="Layer 3: at most this many LLM questions per dream.")
+    neighbours: int = Field(
+        default=5, description="Layer 3: nearest notes each note proposes (HIPPO_DREAM_NEIGHBOURS)."
+    )
+    similarity_floor: float = Field(
+        default=0.85, description="Layer 3: cosine a pair must reach (HIPPO_DREAM_SIMILARITY_FLOOR)."
+    )
+    similar_pairs: int = Field(
+        default=50, description="Layer 3: at most this many pairs from embedding similarity per dream."
+    )
 
 
 class VaultRead(BaseModel):
@@ -236,11 +255,7 @@ def _title_terms(o: Outline) -> set[str]:
 def near_duplicate_candidates(outlines: dict[str, Outline], limit: int) -> list[tuple[str, str, str]]:
     """Pairs of wiki notes that may be one concept under two names: a shared alias or title, or titles that
     share most of their words. Proposals only; the LLM confirms, a person decides."""
-    wiki = {
-        p: o
-        for p, o in outlines.items()
-        if p.startswith(layout.WIKI + "/") and (o.status or "") != "archived"
-    }
+    wiki = wiki_candidates(outlines)
     names: dict[str, list[str]] = {}
     for p, o in wiki.items():
         for n in {*(a.casefold().strip() for a in o.aliases), (o.title or "").casefold().strip()} - {""}:
@@ -263,6 +278,45 @@ def near_duplicate_candidates(outlines: dict[str, Outline], limit: int) -> list[
     return [(a, b, why) for (a, b), why in sorted(pairs.items())][: limit * 5]
 
 
+def candidate_pairs(
+    outlines: dict[str, Outline],
+    chunk_store: ChunkStore,
+    vector_store: VectorStore,
+    config: DreamLintConfig,
+) -> tuple[list[tuple[str, str, str]], dict[str, Any]]:
+    """Layer-3 candidates: names first (a shared alias or title, titles sharing most words), then embedding
+    similarity over the stored vectors; a pair a merge already stands for (`merged_from`) is left out."""
+    by_name = near_duplicate_candidates(outlines, config.llm_pairs)
+    similar, why_none = embedding_candidates(
+        outlines,
+        chunk_store,
+        vector_store,
+        k=config.neighbours,
+        floor=config.similarity_floor,
+        cap=config.similar_pairs,
+    )
+    done = merged_pairs(outlines)
+    seen: set[tuple[str, str]] = set()
+    out: list[tuple[str, str, str]] = []
+    for a, b, why in [
+        *by_name,
+        *((a, b, f"their vectors are close (cosine {s:.2f})") for a, b, s in similar),
+    ]:
+        pair = (a, b) if a < b else (b, a)
+        if pair in seen or pair in done:
+            continue
+        seen.add(pair)
+        out.append((pair[0], pair[1], why))
+    info = {
+        "by_name": len(by_name),
+        "by_vectors": len(similar),
+        "already_merged": sum(1 for a, b, _ in [*by_name, *similar] if tuple(sorted((a, b))) in done),
+    }
+    if why_none:
+        info["vectors_skipped"] = why_none
+    return out, info
+
+
 class SameConcept(BaseModel):
     """The LLM's answer for a pair of notes (layer 3)."""
 
@@ -283,11 +337,15 @@ def _pair_key(a: Outline, b: Outline) -> str:
 
 
 def lint_meaning(
-    outlines: dict[str, Outline], vault: Vault, llm: LLM, store: DreamStore, budget: int
+    outlines: dict[str, Outline],
+    candidates: list[tuple[str, str, str]],
+    vault: Vault,
+    llm: LLM,
+    store: DreamStore,
+    budget: int,
 ) -> tuple[list[Finding], dict[str, Any]]:
     """Layer 3: candidate pairs confirmed by the LLM, at most `budget` new questions a dream (answers are
     kept per pair of contents, so an unchanged pair is never asked twice)."""
-    candidates = near_duplicate_candidates(outlines, budget)
     findings: list[Finding] = []
     asked = cached = failed = 0
     for a, b, why in candidates:
@@ -420,6 +478,8 @@ def dream_lint(
     dream_store: DreamStore,
     fact_store: FactStore,
     llm: LLM,
+    chunk_store: ChunkStore,
+    vector_store: VectorStore,
 ) -> MaterializeResult:
     run = _open_run(dream_store)
     seen = read_vault(vault, dream_store)
@@ -434,12 +494,15 @@ def dream_lint(
         LintParams(reconfirm_days=config.reconfirm_days, review_deadline_days=config.review_deadline_days),
     )
     skipped_layers: dict[int, str] = {}
-    meaning: dict[str, Any] = {}
+    candidates, sources = candidate_pairs(seen.outlines, chunk_store, vector_store, config)
+    meaning: dict[str, Any] = {"candidate_sources": sources}
     if llm.enabled:
-        found, meaning = lint_meaning(seen.outlines, vault, llm, dream_store, config.llm_pairs)
+        found, asked = lint_meaning(seen.outlines, candidates, vault, llm, dream_store, config.llm_pairs)
+        meaning.update(asked)
         findings += found
     else:
-        skipped_layers[3] = "no LLM is configured (set ANTHROPIC_API_KEY or an OpenAI-compatible endpoint)"
+        skipped_layers[3] = NO_LLM
+        meaning.update({"skipped": NO_LLM, "candidates": len(candidates)})
     proposed, flagged = high_impact(findings, dream_store)
     ticked = _ticked(vault)
     open_proposals = [f for f in proposed if f.key not in ticked]
@@ -457,6 +520,7 @@ def dream_lint(
             "findings": [f.model_dump() for f in all_findings],
             "pending": [p.model_dump() for p in pending],
             "skipped_layers": skipped_layers,
+            "candidates": [{"a": a, "b": b, "why": why} for a, b, why in candidates[:200]],
         },
     )
     by_layer: dict[str, int] = {}
@@ -471,7 +535,7 @@ def dream_lint(
             "notes_changed": len(seen.changed),
             "findings_by_layer": MetadataValue.json(by_layer),
             "findings_by_rule": MetadataValue.json(by_rule),
-            "layer3": MetadataValue.json(meaning or {"skipped": skipped_layers.get(3, "")}),
+            "layer3": MetadataValue.json(meaning),
             "layer4_flagged_tonight": len(flagged),
             "layer4_proposed": len(open_proposals),
             "proposals_page": outcome,
@@ -480,12 +544,86 @@ def dream_lint(
     )
 
 
+class DreamMergeConfig(Config):
+    max_cards: int = Field(default=5, description="At most this many merge cards drafted per dream.")
+
+
+@asset(
+    group_name=GROUP,
+    kinds={"anthropic", "markdown"},
+    deps=[dream_lint],
+    description="Duplicate concepts become merge cards: a pair the LLM confirmed and the next dream re-checked "
+    "(layer 4) is drafted as a staging card in 30-reviews/staging/ (merged_from both notes, which stay as they "
+    "are); the compile domain's gates and approval lines follow in this job, and a person's tick promotes it. "
+    "Without an LLM the candidate pairs are listed in the digest and no card is drafted (the reason is here).",
+)
+def dream_merges(
+    context: AssetExecutionContext, config: DreamMergeConfig, vault: Vault, dream_store: DreamStore, llm: LLM
+) -> MaterializeResult:
+    run = _open_run(dream_store)
+    lint = dream_store.result(run["id"], "lint") or {}
+    confirmed = [
+        Finding(**f) for f in lint.get("findings", []) if f["rule"] == "near_duplicate" and f["layer"] == 4
+    ]
+    candidates = lint.get("candidates", [])
+    drafted: list[dict[str, str]] = []
+    failed: list[dict[str, str]] = []
+    reason = ""
+    already = dream_store.merges()
+    todo = []
+    for f in confirmed:
+        b = f.related[0] if f.related else ""
+        key = pair_key(f.path, b)
+        if b and key not in already:
+            todo.append((f.path, b, f.detail, key))
+    if not llm.enabled:
+        reason = f"{NO_LLM}: {len(candidates)} candidate pair(s) listed in the digest, no card drafted"
+    else:
+        for a, b, why, key in todo[: config.max_cards]:
+            try:
+                card, _ = draft_merge_card(vault, a, b, why, llm, dt.datetime.now(dt.UTC).date().isoformat())
+            except Exception as exc:  # noqa: BLE001 - one failed draft is counted, the dream goes on
+                failed.append({"a": a, "b": b, "error": type(exc).__name__})
+                continue
+            dream_store.put_merge(key, a, b, card)
+            drafted.append({"card": card, "a": a, "b": b})
+        if len(todo) > config.max_cards:
+            reason = f"{len(todo) - config.max_cards} confirmed pair(s) wait for the next dream (max_cards)"
+    if drafted:
+        vault.commit_at_run_end(f"dream: {len(drafted)} merge card(s)", [d["card"] for d in drafted])
+    cards = [
+        {"card": m["card"], "a": m["a"], "b": m["b"], "drafted_at": m["drafted_at"]}
+        for m in sorted(dream_store.merges().values(), key=lambda m: (m["drafted_at"], m["card"]))
+        if vault.exists(m["card"])
+    ]
+    dream_store.put_result(
+        run["id"],
+        "merges",
+        {
+            "drafted": drafted,
+            "failed": failed,
+            "reason": reason,
+            "in_staging": cards,
+            "candidates": [] if llm.enabled else candidates,
+        },
+    )
+    return MaterializeResult(
+        metadata={
+            "confirmed_pairs": len(confirmed),
+            "cards_drafted": len(drafted),
+            "card_paths": MetadataValue.json([d["card"] for d in drafted]),
+            "failed": MetadataValue.json(failed),
+            "candidates": len(candidates),
+            "reason": reason,
+        }
+    )
+
+
 def consolidate(store: FactStore, since: str | None) -> dict[str, int]:
     """The fact resolution over what arrived since the last dream: what the store resolved as statements
     came in (its ledger, by verdict), and the same rules run again over every current fact recorded since
     then against the subject's other current facts — pairs that arrived in one batch, or before a person
-    ticked a proposal, are placed now. Counts only: a verdict is applied by the fact store's own path
-    (MERGE / COEXIST at once, SUPERSEDE after a person's tick), never here."""
+    ticked a proposal, are counted (`recheck_*`). Counts only; `settle_pending` is what may apply."""
     from hippo_core.facts.model import CURRENT
     from hippo_core.facts.resolve import resolve
 
@@ -510,22 +648,103 @@ def consolidate(store: FactStore, since: str | None) -> dict[str, int]:
     return counts
 
 
+class DreamConsolidationConfig(Config):
+    apply: bool = Field(
+        default=False,
+        description="Apply the MERGE / COEXIST the re-check finds (HIPPO_DREAM_APPLY); off: count them only.",
+    )
+    llm_pairs: int = Field(
+        default=20, description="At most this many waiting pairs put to the LLM per dream."
+    )
+
+
+def settle_pending(
+    store: FactStore, llm: LLM, dream_store: DreamStore, apply: bool, budget: int
+) -> dict[str, int]:
+    """The proposals still waiting, placed again by the fact resolution: the rules first, and for a pair the
+    rules cannot place (ASK: it arrived without a model, or over the facts asset's budget) the LLM's
+    same / update / different with its quotes checked (`pair_gate`), then `after_llm`. A MERGE or COEXIST
+    is applied through the store's own decision path (`FactStore.decide`: same / keep_both) only when
+    `apply` is on, else counted as what the dream would apply. A SUPERSEDE always stays a proposal."""
+    from hippo_core.facts.extract import PAIR_SYSTEM, PairAnswer, pair_gate, pair_prompt
+    from hippo_core.facts.resolve import after_llm, resolve
+
+    counts: dict[str, int] = {}
+
+    def add(key: str) -> None:
+        counts[key] = counts.get(key, 0) + 1
+
+    asked = 0
+    for p in store.proposals("pending"):
+        placed = [r for r in resolve(p.newer, [p.older]) if r.other == p.older.fact_id]
+        r = placed[0] if placed else None
+        if r is not None and r.verdict == "ASK":
+            key = f"fact-pair:{p.fingerprint}"
+            cached = dream_store.verdict(key)
+            answer = None if cached is None else cached.get("answer")
+            if answer is None and llm.enabled and asked < budget:
+                asked += 1
+                try:
+                    reply, _ = llm.structured(PairAnswer, PAIR_SYSTEM, pair_prompt(p.older, p.newer))
+                except Exception as exc:  # noqa: BLE001 - a failed question leaves the proposal waiting
+                    add(f"llm_failed_{type(exc).__name__}")
+                    continue
+                if pair_gate(reply, p.older, p.newer):
+                    add("llm_answer_rejected")
+                    continue
+                answer = reply.answer
+                dream_store.put_verdict(key, {"answer": answer})
+            if answer is not None:
+                r = after_llm(p.newer, p.older, answer, llm.model)
+        if r is None or r.verdict not in ("MERGE", "COEXIST"):
+            add("still_pending")
+            continue
+        if not apply:
+            add(f"would_{r.verdict.lower()}")
+            continue
+        choice = "same" if r.verdict == "MERGE" else "keep_both"
+        done = store.decide(p.proposal_id, choice, decided_by=f"dream:{r.decided_by}", note=r.reason)
+        add(f"applied_{r.verdict.lower()}" if done.applied else "not_applied")
+    if asked:
+        counts["llm_asked"] = asked
+    return counts
+
+
 @asset(
     group_name=GROUP,
     kinds={"python"},
     deps=[dream_lint],
     description="Consolidate: the fact resolution over what arrived since the last dream — the store's "
-    "verdicts since then (MERGE / COEXIST applied at once, SUPERSEDE only as a proposal a person ticks) and the "
-    "same rules re-run over the current facts recorded since then; counts in the metadata and the digest.",
+    "verdicts since then, the rules re-run over the current facts recorded since then, and the proposals still "
+    "waiting placed again (rules, then the LLM for pairs the rules cannot place). MERGE / COEXIST are applied "
+    "only with HIPPO_DREAM_APPLY (default: a dry run that counts them); a SUPERSEDE is always a proposal.",
 )
 def dream_consolidation(
-    context: AssetExecutionContext, dream_store: DreamStore, fact_store: FactStore
+    context: AssetExecutionContext,
+    config: DreamConsolidationConfig,
+    dream_store: DreamStore,
+    fact_store: FactStore,
+    llm: LLM,
 ) -> MaterializeResult:
     run = _open_run(dream_store)
     last = dream_store.last_dream_at()
     counts = consolidate(fact_store, _iso(last) if last else None)
-    dream_store.put_result(run["id"], "consolidation", {"counts": counts})
-    return MaterializeResult(metadata={"counts": MetadataValue.json(counts)})
+    settled = settle_pending(fact_store, llm, dream_store, config.apply, config.llm_pairs)
+    would = {k.removeprefix("would_"): v for k, v in settled.items() if k.startswith("would_")}
+    counts.update(
+        {f"waiting_{k}" if not k.startswith(("would_", "applied_")) else k: v for k, v in settled.items()}
+    )
+    counts["pending_supersessions"] = len(fact_store.proposals("pending"))
+    dream_store.put_result(
+        run["id"], "consolidation", {"counts": counts, "would_apply": would, "apply": config.apply}
+    )
+    return MaterializeResult(
+        metadata={
+            "apply": config.apply,
+            "counts": MetadataValue.json(counts),
+            "would_apply": MetadataValue.json(would),
+        }
+    )
 
 
 def _day(ts: float) -> str:
@@ -623,10 +842,43 @@ def _dated_notes(vault: Vault, outlines: dict[str, Outline], since: str) -> dict
     return out
 
 
+def merge_states(vault: Vault, cards: list[dict[str, str]]) -> list[digest_page.MergeCard]:
+    """Each merge card still in staging with what the compile domain's gates said of it (their ledger) and
+    the approvals file that lists it."""
+    from hippo_core.wiki.cards import fingerprint
+    from hippo_core.wiki.gates import latest_verdicts
+
+    verdicts = latest_verdicts(vault.read_ledger(GATES_DIR))
+    listed = {ln.card: ln.file for ln in vault.approval_lines("open", "ticked")}
+    out = []
+    for m in cards:
+        v = verdicts.get(m["card"])
+        try:
+            current = fingerprint(vault.read_text(m["card"]))
+        except (BadTextError, OSError, VaultError):
+            continue
+        if v is None or v.get("fingerprint") != current:
+            state = "not judged yet at its current text (the next dream or compile run judges it)"
+        elif v.get("passed"):
+            state = "passed the gates: waiting for your tick"
+        else:
+            why = "; ".join(f"{g['gate']}: {g['why']}" for g in v.get("failed_gates", []))
+            judge = v.get("judge", {})
+            if judge.get("decision") != "accept":
+                why = "; ".join(filter(None, [why, f"judge: {judge.get('decision')}"]))
+            state = f"held back by the gates ({why})"
+        out.append(
+            digest_page.MergeCard(
+                card=m["card"], a=m["a"], b=m["b"], state=state, approvals=listed.get(m["card"])
+            )
+        )
+    return out
+
+
 @asset(
     group_name=GROUP,
     kinds={"markdown"},
-    deps=[dream_lint, dream_consolidation, interest_profile],
+    deps=[dream_lint, dream_merges, dream_consolidation, interest_profile, approval_requests],
     description="The digest a person reads: 50-ops/digest/YYYY-MM-DD.md (between hippo markers; your own "
     "lines around them are kept) with what arrived, findings by layer with links, pending reviews, "
     "what is heating and cooling (with a 90-day chart) and the questions that failed more than once.",
@@ -646,6 +898,7 @@ def dream_digest(
         if g["times_asked"] >= 2
     ][:20]
     has_chart = bool(prof.get("series"))
+    merges = dream_store.result(run["id"], "merges") or {}
     written = [digest_page.digest_path(day)]
     if has_chart:
         vault.write_bytes(
@@ -663,7 +916,11 @@ def dream_digest(
         skipped_layers={int(k): v for k, v in lint.get("skipped_layers", {}).items()},
         consolidation=cons.get("counts", {}),
         has_chart=has_chart,
-        known_paths=set(dream_store.outlines()),
+        known_paths=set(dream_store.outlines()) | {m["card"] for m in merges.get("in_staging", [])},
+        merge_cards=merge_states(vault, merges.get("in_staging", [])),
+        merge_candidates=[digest_page.MergeCandidate(**c) for c in merges.get("candidates", [])],
+        merge_note=merges.get("reason", ""),
+        would_apply=cons.get("would_apply", {}),
     )
     outcome = _write_generated(
         vault, digest_page.digest_path(day), f"Dream digest {day}", digest_page.render(page)

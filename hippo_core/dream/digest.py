@@ -42,6 +42,22 @@ class Gap(BaseModel):
     last_seen: str
 
 
+class MergeCard(BaseModel):
+    """A merge card the dream drafted, as the compile domain's gates left it."""
+
+    card: str
+    a: str
+    b: str
+    state: str  # "passed the gates: waiting for your tick in <file>", "held back: <why>", "not judged yet"
+    approvals: str | None = None  # the approvals file listing it
+
+
+class MergeCandidate(BaseModel):
+    a: str
+    b: str
+    why: str
+
+
 class DigestInput(BaseModel):
     day: str
     gate_reason: str
@@ -54,6 +70,10 @@ class DigestInput(BaseModel):
     consolidation: dict[str, int] = Field(default_factory=dict)
     has_chart: bool = False
     known_paths: set[str] | None = None  # notes that exist: any other path is shown as code, not a link
+    merge_cards: list[MergeCard] = Field(default_factory=list)
+    merge_candidates: list[MergeCandidate] = Field(default_factory=list)  # listed when no card is drafted
+    merge_note: str = ""  # why no card was drafted (no LLM, or the per-run cap)
+    would_apply: dict[str, int] = Field(default_factory=dict)  # consolidation in dry-run: what it would do
 
 
 def _link(path: str, line: int | None = None) -> str:
@@ -89,6 +109,30 @@ def render(d: DigestInput) -> str:
     if d.consolidation:
         out += ["", "## Consolidation", ""]
         out += [f"- {k}: {v}" for k, v in sorted(d.consolidation.items())]
+    if d.would_apply:
+        out += [
+            "",
+            "Dry run (HIPPO_DREAM_APPLY is off): the dream would apply "
+            + ", ".join(f"{v} {k}" for k, v in sorted(d.would_apply.items()))
+            + ".",
+        ]
+    out += ["", "## Duplicate concepts", ""]
+    if d.merge_cards:
+        for m in d.merge_cards:
+            where = f" in {link(m.approvals)}" if m.approvals else ""
+            out.append(f"- merge card {link(m.card)} for {link(m.a)} and {link(m.b)}: {_esc(m.state)}{where}")
+    if d.merge_candidates:
+        out.append(
+            f"- {len(d.merge_candidates)} candidate pair(s), not confirmed: {_esc(d.merge_note)}"
+            if d.merge_note
+            else f"- {len(d.merge_candidates)} candidate pair(s):"
+        )
+        for c in d.merge_candidates[:MAX_PER_RULE]:
+            out.append(f"  - {link(c.a)} · {link(c.b)}: {_esc(c.why)}")
+    elif d.merge_note:
+        out.append(f"- {_esc(d.merge_note)}")
+    if not d.merge_cards and not d.merge_candidates and not d.merge_note:
+        out.append("None found.")
     out += ["", "## Lint", ""]
     by_layer: dict[int, list[Finding]] = defaultdict(list)
     for f in d.findings:

@@ -15,7 +15,7 @@ from hippo_core.vault.links import Link, markdown_links_in_line, wikilinks_in_li
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+)$")
 _DATE_FIELDS = ("date", "created", "updated")
 _ISO_DAY = re.compile(r"^(\d{4}-\d{2}-\d{2})")
-OUTLINE_VERSION = "1"  # part of the cache key: a new reading of notes re-reads every note once
+OUTLINE_VERSION = "2"  # part of the cache key: a new reading of notes re-reads every note once
 
 
 class Outline(BaseModel):
@@ -30,6 +30,7 @@ class Outline(BaseModel):
     type: str | None = None
     status: str | None = None
     body_hash: str = ""  # of the body with surrounding whitespace removed; "" for an empty body
+    merged_from: list[str] = Field(default_factory=list)  # a merge card's (or its page's) two notes
 
 
 def content_hash(text: str) -> str:
@@ -68,6 +69,7 @@ def outline(path: str, text: str) -> Outline:
         if "](" in line:
             links.extend(markdown_links_in_line(line, i, path))
     body = note.body.strip()
+    merged = (note.fm.model_extra or {}).get("merged_from")
     return Outline(
         path=path,
         content_hash=content_hash(text),
@@ -80,4 +82,5 @@ def outline(path: str, text: str) -> Outline:
         type=note.fm.type,
         status=note.fm.status,
         body_hash=content_hash(body) if body else "",
+        merged_from=[str(m) for m in merged][:10] if isinstance(merged, list) else [],
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance, materialize
 
-from hippo_assets.dream.definitions import ASSETS, run_config
+from hippo_assets.dream.definitions import JOB_ASSETS, run_config
 from hippo_cli.main import main
 from hippo_core.dream.outline import outline
 from hippo_core.vault.links import LinkResolver
@@ -20,7 +20,10 @@ from hippo_settings import HippoSettings
 
 def dream(settings: HippoSettings, instance: DagsterInstance, force: bool = False):  # noqa: ANN201
     return materialize(
-        ASSETS, resources=build_resources(settings), instance=instance, run_config=run_config(settings, force)
+        JOB_ASSETS,
+        resources=build_resources(settings),
+        instance=instance,
+        run_config=run_config(settings, force),
     )
 
 

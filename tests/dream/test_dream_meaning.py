@@ -1,66 +1,149 @@
-"""Layer 3 with the real anthropic client over recorded responses: a candidate pair (a shared alias) is
-asked once, the answer is kept for that pair of texts, the finding is flagged the first night and proposed
-the next (layer 4); a failing model is counted and the dream goes on."""
+"""Layer 3 and the merge cards, with the real anthropic client over recorded responses: a candidate pair (a
+shared alias) is asked once, the answer is kept for that pair of texts, the finding is flagged the first
+night and proposed the next (layer 4), when the dream drafts a merge card in staging that the compile
+domain's gates judge and list for approval; only a person's tick promotes it, and the two notes are never
+changed. Without a key the pair is listed as a candidate and no card is drafted. A failing model is
+counted and the dream goes on."""
 
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 from dagster import DagsterInstance, materialize
 
-from hippo_assets.dream.definitions import ASSETS, run_config
+from hippo_assets.dream.definitions import JOB_ASSETS, run_config
+from hippo_core.vault import frontmatter
 from hippo_resources import build_resources
 from hippo_settings import HippoSettings
-from tests.compile.conftest import recorded_llm
+from tests.compile.conftest import promote, recorded_llm
 
-A = "---\ntitle: Caffeine cutoff\naliases: [coffee rule]\n---\n# Caffeine cutoff\n\nNo coffee after 15:00. [[HOME]]\n"
-B = "---\ntitle: Afternoon coffee\naliases: [coffee rule]\n---\n# Afternoon coffee\n\nLast coffee at 3 pm. [[HOME]]\n"
+A = (
+    "---\ntitle: Caffeine cutoff\naliases: [coffee rule]\nsources: [10-sources/coffee-study.md]\n---\n"
+    "# Caffeine cutoff\n\nNo coffee after 15:00. [[HOME]]\n"
+)
+B = (
+    "---\ntitle: Afternoon coffee\naliases: [coffee rule]\nsources: [10-sources/coffee-study.md]\n---\n"
+    "# Afternoon coffee\n\nLast coffee at 3 pm. [[HOME]]\n"
+)
+SOURCE = "---\ntitle: Coffee study\nstatus: raw-source\ntrust: source\n---\n# Coffee study\n\nCaffeine late in the day delays sleep.\n"
+PAGE_A, PAGE_B = "20-wiki/health/caffeine-cutoff.md", "20-wiki/health/afternoon-coffee.md"
+
+
+def git(vault: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(vault), *args], check=True, capture_output=True)
 
 
 def plant(settings: HippoSettings) -> None:
     v = settings.vault
-    (v / "20-wiki/health/caffeine-cutoff.md").write_text(A)
-    (v / "20-wiki/health/afternoon-coffee.md").write_text(B)
-    subprocess.run(["git", "-C", str(v), "add", "-A"], check=True)
-    subprocess.run(
-        ["git", "-C", str(v), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], check=True
-    )
+    (v / PAGE_A).write_text(A)
+    (v / PAGE_B).write_text(B)
+    (v / "10-sources/coffee-study.md").write_text(SOURCE)
+    git(v, "add", "-A")
+    git(v, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
 
 
 def dream(settings: HippoSettings, instance: DagsterInstance, llm, force: bool = False):  # noqa: ANN001, ANN201
     resources = {**build_resources(settings), "llm": llm}
-    return materialize(ASSETS, resources=resources, instance=instance, run_config=run_config(settings, force))
+    return materialize(
+        JOB_ASSETS, resources=resources, instance=instance, run_config=run_config(settings, force)
+    )
 
 
-def lint_meta(result) -> dict:  # noqa: ANN001
+def meta(result, asset: str) -> dict:  # noqa: ANN001
     for event in result.get_asset_materialization_events():
-        if event.asset_key.to_user_string() == "dream_lint":
+        if event.asset_key.to_user_string() == asset:
             return {k: v.value for k, v in event.materialization.metadata.items()}
-    raise AssertionError("dream_lint not materialized")
+    raise AssertionError(f"{asset} not materialized")
 
 
-def test_a_confirmed_near_duplicate_is_flagged_then_proposed(settings: HippoSettings) -> None:
+def digest(vault: Path) -> str:
+    (page,) = sorted((vault / "50-ops" / "digest").glob("*.md"))
+    return page.read_text()
+
+
+def test_a_confirmed_near_duplicate_becomes_a_merge_card_promoted_only_after_a_tick(
+    settings: HippoSettings,
+) -> None:
     plant(settings)
+    v = settings.vault
     instance = DagsterInstance.ephemeral()
-    llm, rec = recorded_llm("dream_same_concept.json")
+    llm, rec = recorded_llm("dream_same_concept.json", "dream_merge_card.json", "judge_accept.json")
     first = dream(settings, instance, llm)
     assert first.success
-    meta = lint_meta(first)
-    assert meta["layer3"]["asked"] == 1 and meta["findings_by_rule"]["near_duplicate"] == 1
-    assert meta["layer4_flagged_tonight"] == 1 and meta["layer4_proposed"] == 0
+    lint = meta(first, "dream_lint")
+    assert lint["layer3"]["asked"] == 1 and lint["findings_by_rule"]["near_duplicate"] == 1
+    assert lint["layer4_flagged_tonight"] == 1 and lint["layer4_proposed"] == 0
+    assert meta(first, "dream_merges")["cards_drafted"] == 0  # flagged tonight, re-checked next night
     assert len(rec.requests) == 1
     sent = rec.requests[0]["messages"][0]["content"]
     assert "No coffee after 15:00" in str(sent) and "Last coffee at 3 pm" in str(sent)
 
-    again = dream(settings, instance, llm, force=True)  # the same texts: no new question
-    assert again.success and len(rec.requests) == 1
-    meta = lint_meta(again)
-    assert meta["layer3"]["cached"] == 1 and meta["layer4_proposed"] == 1
-    proposals = (settings.vault / "30-reviews/dream/proposals.md").read_text()
-    assert "- [ ] near_duplicate: [[20-wiki/health/afternoon-coffee]]" in proposals
+    again = dream(settings, instance, llm, force=True)  # the same texts: no new question, a merge card
+    assert again.success
     assert (
-        settings.vault / "20-wiki/health/caffeine-cutoff.md"
-    ).read_text() == A  # nothing of theirs changed
+        meta(again, "dream_lint")["layer3"]["cached"] == 1
+        and meta(again, "dream_lint")["layer4_proposed"] == 1
+    )
+    merges = meta(again, "dream_merges")
+    assert merges["cards_drafted"] == 1
+    (card,) = merges["card_paths"]
+    assert card == "30-reviews/staging/afternoon-caffeine-cutoff.md"
+    assert len(rec.requests) == 3  # the merge draft, then the compile domain's judge
+    assert "MergedConcept" in str(rec.requests[1]) and "JudgeVerdict" in str(rec.requests[2])
+    fields = frontmatter.parse_mapping(frontmatter.split((v / card).read_text())[0])
+    assert fields["status"] == "draft" and fields["merged_from"] == [PAGE_B, PAGE_A]
+    assert fields["sources"] == ["10-sources/coffee-study.md"]
+    gates = meta(again, "gate_verdicts")
+    assert gates["judged"] == 1 and gates["passed"] == 1, gates["failures"]
+    assert meta(again, "approval_requests")["requested"] == 1
+    (approvals,) = sorted((v / "30-reviews/approvals").glob("*.md"))
+    assert "[[30-reviews/staging/afternoon-caffeine-cutoff|" in approvals.read_text()
+    text = digest(v)
+    assert "merge card [[30-reviews/staging/afternoon-caffeine-cutoff]]" in text
+    assert "passed the gates: waiting for your tick" in text
+
+    target = v / "20-wiki/health/afternoon-caffeine-cutoff.md"
+    assert meta(promote(settings, instance), "canonical_wiki")["promoted"] == 0  # no tick: nothing
+    assert not target.exists()
+    approvals.write_text(
+        approvals.read_text().replace(
+            "- [ ] [[30-reviews/staging/afternoon", "- [x] [[30-reviews/staging/afternoon"
+        )
+    )
+    assert meta(promote(settings, instance), "canonical_wiki")["promoted"] == 1
+    page = frontmatter.parse_mapping(frontmatter.split(target.read_text())[0])
+    assert page["status"] == "canonical" and page["merged_from"] == [PAGE_B, PAGE_A]
+    assert (v / PAGE_A).read_text() == A and (v / PAGE_B).read_text() == B  # the two notes as they were
+
+    third = dream(
+        settings, instance, llm, force=True
+    )  # the merge stands for the pair: nothing proposed again
+    assert third.success and len(rec.requests) == 3
+    assert meta(third, "dream_lint")["layer3"]["candidate_sources"]["already_merged"] >= 1
+    assert meta(third, "dream_merges")["confirmed_pairs"] == 0
+
+
+def test_without_a_key_the_pair_is_a_listed_candidate_and_no_card_is_drafted(settings: HippoSettings) -> None:
+    plant(settings)
+    instance = DagsterInstance.ephemeral()
+    resources = build_resources(settings)
+    assert not resources.llm.enabled
+    for force in (False, True):
+        result = materialize(
+            JOB_ASSETS, resources=resources, instance=instance, run_config=run_config(settings, force)
+        )
+        assert result.success
+    merges = meta(result, "dream_merges")
+    assert merges["cards_drafted"] == 0 and merges["candidates"] == 1
+    assert "no LLM is configured" in merges["reason"] and "no card drafted" in merges["reason"]
+    assert not list((settings.vault / "30-reviews/staging").glob("*.md"))
+    text = digest(settings.vault)
+    assert "1 candidate pair(s), not confirmed" in text
+    assert (
+        "[[20-wiki/health/afternoon-coffee]] · [[20-wiki/health/caffeine-cutoff]]: both are named 'coffee rule'"
+        in text
+    )
 
 
 def test_a_failing_model_is_counted_and_the_dream_goes_on(settings: HippoSettings) -> None:
@@ -68,6 +151,6 @@ def test_a_failing_model_is_counted_and_the_dream_goes_on(settings: HippoSetting
     llm, rec = recorded_llm()  # every call answers 500
     result = dream(settings, DagsterInstance.ephemeral(), llm)
     assert result.success
-    meta = lint_meta(result)
-    assert meta["layer3"]["failed"] == 1 and meta["findings_by_rule"]["llm_failed"] == 1
+    lint = meta(result, "dream_lint")
+    assert lint["layer3"]["failed"] == 1 and lint["findings_by_rule"]["llm_failed"] == 1
     assert rec.requests  # it did ask
