@@ -395,16 +395,22 @@ def lint_meaning(
     return findings, {"candidates": len(candidates), "asked": asked, "cached": cached, "failed": failed}
 
 
-def high_impact(findings: list[Finding], store: DreamStore) -> tuple[list[Finding], list[Finding]]:
+def high_impact(
+    findings: list[Finding], store: DreamStore, ticked: set[str] | None = None
+) -> tuple[list[Finding], list[Finding]]:
     """Layer 4: a high-impact finding is flagged the first time, re-checked by the next dream, and only
-    then proposed. Returns (newly proposed or still proposed, flagged now); gone findings drop their flag."""
+    then proposed. A proposal a person ticked is remembered as dismissed (the page may be rewritten without
+    it) and not proposed again while the finding stands. Returns (proposed, flagged now); gone findings
+    drop their flag."""
     flags = store.flags()
     current = {f.key: f for f in findings if f.rule in HIGH_IMPACT}
     proposed: list[Finding] = []
     flagged: list[Finding] = []
     for key, f in current.items():
         old = flags.get(key)
-        if old is None:
+        if key in (ticked or set()) or (old is not None and old["state"] == "dismissed"):
+            store.set_flag(key, f.rule, f.path, f.detail, "dismissed")
+        elif old is None:
             store.set_flag(key, f.rule, f.path, f.detail, "flagged")
             flagged.append(f)
         else:
@@ -449,11 +455,26 @@ def _ticked(vault: Vault) -> set[str]:
     return out
 
 
-def _write_generated(vault: Vault, rel: str, title: str, inner: str) -> str:
+def _untick(inner: str) -> str:
+    """The proposals block as the dream wrote it, before a person ticked its boxes."""
+    return "\n".join(
+        ln.replace("- [x]", "- [ ]", 1).replace("- [X]", "- [ ]", 1) if "<!-- dream:" in ln else ln
+        for ln in inner.split("\n")
+    )
+
+
+def _write_generated(vault: Vault, rel: str, title: str, inner: str, ticks_only: bool = False) -> str:
     """Write a generated page (new, or its block replaced); a person's edit of the block is kept and
-    reported. Returns the outcome."""
+    reported. With `ticks_only`, a block whose only change is ticked boxes (already read and remembered)
+    is rewritten. Returns the outcome."""
     if vault.exists(rel):
-        update = generated.update(vault.read_text(rel), inner)
+        existing = vault.read_text(rel)
+        found = generated.find_block(existing) if ticks_only else None
+        if found is not None:
+            start, end, stored, current = found
+            if stored == generated.fingerprint(_untick(current)):
+                existing = existing[:start] + generated.block(_untick(current)) + existing[end:]
+        update = generated.update(existing, inner)
         if update.outcome == "written" and update.text is not None:
             vault.write_text(rel, update.text)
         return update.outcome
@@ -503,12 +524,13 @@ def dream_lint(
     else:
         skipped_layers[3] = NO_LLM
         meaning.update({"skipped": NO_LLM, "candidates": len(candidates)})
-    proposed, flagged = high_impact(findings, dream_store)
     ticked = _ticked(vault)
-    open_proposals = [f for f in proposed if f.key not in ticked]
+    open_proposals, flagged = high_impact(findings, dream_store, ticked)
     outcome = "unchanged"
-    if proposed or vault.exists(PROPOSALS):
-        outcome = _write_generated(vault, PROPOSALS, "Dream proposals", proposals_page(open_proposals, set()))
+    if open_proposals or vault.exists(PROPOSALS):
+        outcome = _write_generated(
+            vault, PROPOSALS, "Dream proposals", proposals_page(open_proposals, set()), ticks_only=True
+        )
         if outcome == "written":
             vault.commit_at_run_end("dream: proposals to review", [PROPOSALS])
     dream_store.save_outlines(seen.to_save, seen.removed)

@@ -97,6 +97,53 @@ def test_first_dream_writes_a_digest_with_findings_and_one_commit(planted: Hippo
     resolver = LinkResolver(notes, charts)
     links = outline("digest.md", text).links
     assert links and all(resolver.note(x.target) or resolver.attachment(x.target) for x in links)
+    # the 90-day chart is a PNG beside the digest, embedded in it
+    (chart,) = charts
+    assert f"![[{Path(chart).name}]]" in text
+    png = (vault / chart).read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and png[12:16] == b"IHDR"
+    assert int.from_bytes(png[16:20], "big") == 90 * 3  # one bar of 3 px per day
+    # the dream wrote only its pages (the run's one commit); the person's notes are as they were
+    changed = subprocess.run(
+        ["git", "-C", str(vault), "show", "--name-only", "--format=", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert changed and all(p.startswith(("50-ops/", "30-reviews/")) for p in changed), changed
+
+
+def test_without_a_key_layers_1_2_and_4_run_and_a_tick_dismisses_a_proposal(planted: HippoSettings) -> None:
+    """Layer 4 needs no model: an exact duplicate is flagged the first night, proposed the next, and a tick
+    in proposals.md stops the dream proposing it; layer 3 is skipped with its reason."""
+    vault = planted.vault
+    note = (vault / "20-wiki/data/dagster-assets.md").read_text()
+    (vault / "20-wiki/data/dagster-assets-copy.md").write_text(note)
+    instance = DagsterInstance.ephemeral()
+    first = dream(planted, instance)
+    lint = meta(first, "dream_lint")
+    assert lint["findings_by_layer"]["L1"] >= 1 and lint["findings_by_rule"]["exact_duplicate"] == 1
+    assert lint["layer4_flagged_tonight"] == 1 and lint["layer4_proposed"] == 0
+    assert "no LLM is configured" in lint["layer3"]["skipped"]
+    proposals = vault / "30-reviews/dream/proposals.md"
+    assert not proposals.exists()
+
+    second = meta(dream(planted, instance, force=True), "dream_lint")
+    assert second["layer4_proposed"] == 1 and second["findings_by_layer"]["L4"] == 1
+    line = next(ln for ln in proposals.read_text().splitlines() if "exact_duplicate" in ln)
+    assert line.startswith(
+        "- [ ] exact_duplicate: [[20-wiki/data/dagster-assets-copy]] [[20-wiki/data/dagster-assets]]"
+    )
+    proposals.write_text(proposals.read_text().replace(line, line.replace("- [ ]", "- [x]", 1)))
+    (vault / "20-wiki/data/bad-yaml-copy.md").write_text((vault / "20-wiki/data/bad-yaml.md").read_text())
+    third = meta(dream(planted, instance, force=True), "dream_lint")
+    assert third["layer4_proposed"] == 0 and third["proposals_page"] == "written"  # the tick was no edit
+    assert "exact_duplicate" not in proposals.read_text()  # dismissed: not proposed again
+    fourth = meta(dream(planted, instance, force=True), "dream_lint")  # the new duplicate, re-checked
+    assert fourth["layer4_proposed"] == 1
+    text = proposals.read_text()
+    assert "[[20-wiki/data/bad-yaml-copy]]" in text and "dagster-assets-copy" not in text
+    assert (vault / "20-wiki/data/dagster-assets-copy.md").read_text() == note  # never changed
 
 
 def test_the_gate_skips_with_its_reason_and_force_runs_incrementally(planted: HippoSettings) -> None:

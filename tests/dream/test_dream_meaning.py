@@ -13,7 +13,9 @@ from pathlib import Path
 from dagster import DagsterInstance, materialize
 
 from hippo_assets.dream.definitions import JOB_ASSETS, run_config
+from hippo_core.dream.outline import outline
 from hippo_core.vault import frontmatter
+from hippo_core.vault.links import LinkResolver
 from hippo_resources import build_resources
 from hippo_settings import HippoSettings
 from tests.compile.conftest import promote, recorded_llm
@@ -102,6 +104,16 @@ def test_a_confirmed_near_duplicate_becomes_a_merge_card_promoted_only_after_a_t
     text = digest(v)
     assert "merge card [[30-reviews/staging/afternoon-caffeine-cutoff]]" in text
     assert "passed the gates: waiting for your tick" in text
+    notes = [p.relative_to(v).as_posix() for p in v.rglob("*.md") if ".git" not in p.parts]
+    resolver = LinkResolver(notes, [p.relative_to(v).as_posix() for p in v.rglob("*.png")])
+    assert all(resolver.note(x.target) or resolver.attachment(x.target) for x in outline("d.md", text).links)
+    # the run's one commit: the dream's pages, the card and its approval line, the compile domain's verdicts
+    changed = subprocess.run(
+        ["git", "-C", str(v), "show", "--name-only", "--format=", "HEAD"], capture_output=True, text=True
+    ).stdout.split()
+    assert card in changed and all(
+        p.startswith(("30-reviews/", "50-ops/", "90-system/gates/")) for p in changed
+    )
 
     target = v / "20-wiki/health/afternoon-caffeine-cutoff.md"
     assert meta(promote(settings, instance), "canonical_wiki")["promoted"] == 0  # no tick: nothing
