@@ -921,6 +921,7 @@ def dream_digest(
     ][:20]
     has_chart = bool(prof.get("series"))
     merges = dream_store.result(run["id"], "merges") or {}
+    merge_cards = merge_states(vault, merges.get("in_staging", []))
     written = [digest_page.digest_path(day)]
     if has_chart:
         vault.write_bytes(
@@ -938,8 +939,10 @@ def dream_digest(
         skipped_layers={int(k): v for k, v in lint.get("skipped_layers", {}).items()},
         consolidation=cons.get("counts", {}),
         has_chart=has_chart,
-        known_paths=set(dream_store.outlines()) | {m["card"] for m in merges.get("in_staging", [])},
-        merge_cards=merge_states(vault, merges.get("in_staging", [])),
+        known_paths=set(dream_store.outlines())
+        | {m.card for m in merge_cards}
+        | {m.approvals for m in merge_cards if m.approvals},
+        merge_cards=merge_cards,
         merge_candidates=[digest_page.MergeCandidate(**c) for c in merges.get("candidates", [])],
         merge_note=merges.get("reason", ""),
         would_apply=cons.get("would_apply", {}),

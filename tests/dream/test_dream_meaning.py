@@ -103,7 +103,9 @@ def test_a_confirmed_near_duplicate_becomes_a_merge_card_promoted_only_after_a_t
     assert "[[30-reviews/staging/afternoon-caffeine-cutoff|" in approvals.read_text()
     text = digest(v)
     assert "merge card [[30-reviews/staging/afternoon-caffeine-cutoff]]" in text
-    assert "passed the gates: waiting for your tick" in text
+    assert (
+        f"passed the gates: waiting for your tick in [[{approvals.relative_to(v).as_posix()[:-3]}]]" in text
+    )
     notes = [p.relative_to(v).as_posix() for p in v.rglob("*.md") if ".git" not in p.parts]
     resolver = LinkResolver(notes, [p.relative_to(v).as_posix() for p in v.rglob("*.png")])
     assert all(resolver.note(x.target) or resolver.attachment(x.target) for x in outline("d.md", text).links)
@@ -166,3 +168,20 @@ def test_a_failing_model_is_counted_and_the_dream_goes_on(settings: HippoSetting
     lint = meta(result, "dream_lint")
     assert lint["layer3"]["failed"] == 1 and lint["findings_by_rule"]["llm_failed"] == 1
     assert rec.requests  # it did ask
+
+
+def test_a_failed_merge_draft_is_counted_and_tried_again_the_next_night(settings: HippoSettings) -> None:
+    plant(settings)
+    instance = DagsterInstance.ephemeral()
+    llm, rec = recorded_llm("dream_same_concept.json")  # the merge question then answers 500
+    assert dream(settings, instance, llm).success
+    second = dream(settings, instance, llm, force=True)
+    assert second.success
+    merges = meta(second, "dream_merges")
+    assert merges["cards_drafted"] == 0 and merges["failed"] == [
+        {"a": PAGE_B, "b": PAGE_A, "error": "LLMError"}
+    ]
+    assert not list((settings.vault / "30-reviews/staging").glob("*.md"))
+    asked = len(rec.requests)
+    third = dream(settings, instance, llm, force=True)  # not marked as drafted: asked again
+    assert meta(third, "dream_merges")["failed"] and len(rec.requests) > asked
