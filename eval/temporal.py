@@ -13,11 +13,12 @@ RUN.jsonl gets one line per question and probe: {"qid", "probe": "now"|"asof", "
 `--reuse-hits RUN.hits.jsonl` re-ranks an earlier run's hits (what each search returned with the stage
 off, written beside --out) without indexing or searching again.
 
-`time_window` and `time_past_cues` (hippo_core/ranking/time.py) are the time stage's parameters. Besides
-the figures at the product's values, the report gives a 2-fold estimate: the questions are split by index
-(even, odd within each type); the pair is chosen on one half from `CHOICES` (by `objective`) and the
-other half is scored with it.
-The time stage is the pipeline's last, so each window's order is computed from one search's hits.
+The time stages' parameters (RankingParams): `time_ref_boost` (4a, a question that names its time lifts
+the best sources dated then), `time_ref_slots`, `time_window`, `time_depth` and `time_past_cues` (4c, newest first). Besides the
+figures at the product's values, the report gives a 2-fold estimate: the questions are split by index
+(even, odd within each type); the four are chosen on one half from `CHOICES` (by `objective`) and the
+other half is scored with them. Each question is searched once per `REFS` pair with 4c off; 4c is the
+pipeline's last stage, so each (window, depth, gate)'s order is computed from those hits (`ordered`).
 """
 
 from __future__ import annotations
@@ -32,12 +33,18 @@ from pathlib import Path
 from typing import Any
 
 from eval.results import write_result
-from hippo_core.ranking.time import about_the_past, newest_first
+from hippo_core.ranking.time import DAY_END, about_the_past, newest_first, time_reference
 
-GRID = (0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.01)
-"""Windows tried by the 2-fold estimate (1.01: the time stage off), each with the past-question gate
-(`time_past_cues`) on and off."""
-CHOICES = [(w, c) for w in GRID for c in (True, False)]
+GRID = (0.0, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.01)
+"""Windows tried by the 2-fold estimate (1.01: the newest-first stage off)."""
+DEPTHS = (3, 5, 10)
+"""`time_depth` values tried (how many top results newest first may reorder)."""
+REFS = ((0.0, 0), (0.5, 1), (1.0, 1), (3.0, 1), (0.5, 2), (1.0, 2), (3.0, 2))
+"""(`time_ref_boost`, `time_ref_slots`) pairs tried ((0, 0): stage 4a off); each is one search per question
+and probe."""
+CHOICES = [(r, w, d, c) for r in REFS for w in GRID for d in DEPTHS for c in (True, False)]
+"""((time_ref_boost, time_ref_slots), time_window, time_depth, time_past_cues) the 2-fold estimate chooses
+from."""
 DEFAULT_WORK = Path("~/.cache/hippocampus/temporal")
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
 LIMIT = 10
@@ -91,30 +98,48 @@ def probes(q: dict[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def ask(engine: Any, q: dict[str, Any], as_of: str, mode: str) -> list[dict[str, Any]]:
-    """The search's hits with the time stage off (their relevance order), with score and date."""
+def ask(
+    engine: Any, q: dict[str, Any], as_of: str, mode: str, ref: tuple[float, int]
+) -> list[dict[str, Any]]:
+    """The search's hits with stage 4a at `ref` (boost, slots) and 4c off, with score and date."""
     from hippo_search.envelope import SearchRequest
 
-    off = engine.params.model_copy(update={"time_window": GRID[-1]})
+    update = {"time_window": GRID[-1], "time_ref_boost": ref[0], "time_ref_slots": ref[1]}
+    off = engine.params.model_copy(update=update)
     response = engine.search(
         SearchRequest(query=q["question"][:900], limit=LIMIT, mode=mode, as_of=as_of), params=off, log=False
     )
     return [{"anchor": h.anchor, "score": h.score, "date": h.date} for h in response.results]
 
 
-def ordered(hits: list[dict[str, Any]], window: float, query: str, cues: bool = True) -> list[dict[str, Any]]:
-    """The pipeline's time stage (`time_stage`) at `window` over one search's hits (`cues`: the
-    question-about-the-past gate, `time_past_cues`). Every hit here is a note (lane `notes`, one of
-    TIME_LANES) and each its own source, as in the pipeline."""
-    if cues and about_the_past(query):
+def ordered(
+    hits: list[dict[str, Any]],
+    window: float,
+    query: str,
+    cues: bool = True,
+    depth: int = 10,
+    named: bool = False,
+) -> list[dict[str, Any]]:
+    """The pipeline's time stage (`time_stage`) at `window` over the top `depth` of one search's hits
+    (`cues`: the question-about-the-past gate, `time_past_cues`; `named`: the question names its time and
+    4a was on, so 4c leaves the order). Every hit here is a note (lane `notes`, one of TIME_LANES) and
+    each its own source, as in the pipeline."""
+    if named or (cues and about_the_past(query)):
         return hits
+    head = hits[:depth]
     order = newest_first(
-        [h["score"] for h in hits],
-        [h["date"] for h in hits],
+        [h["score"] for h in head],
+        [h["date"] for h in head],
         window,
-        [h["anchor"].split("#", 1)[0] for h in hits],
+        [h["anchor"].split("#", 1)[0] for h in head],
     )
-    return [hits[i] for i in order]
+    return [head[i] for i in order] + hits[depth:]
+
+
+def names_time(q: dict[str, Any], as_of: str) -> bool:
+    """Whether the question names a time relative to when it is asked (what makes 4a act and 4c pass)."""
+    bound = as_of if "T" in as_of else as_of + DAY_END
+    return time_reference(q["question"][:900], bound) is not None
 
 
 def session_of(anchor: str) -> str:
@@ -174,7 +199,9 @@ def summary(scored: list[tuple[dict[str, Any], dict[str, float]]]) -> dict[str, 
 
 
 def objective(figures: dict[str, dict[str, float]]) -> float:
-    """What a window is chosen for: the current value first (now and as of), no evidence lost (TR)."""
+    """What the parameters are chosen for: the current value first (now and as of), no evidence lost (TR),
+    and, a tenth as much, the first result being evidence (hit@1 of both types: among settings that meet
+    the rest alike, the one that moves an unrelated newer session to the top least)."""
     ku = figures.get("knowledge-update", {})
     tr = figures.get("temporal-reasoning", {})
     return (
@@ -183,21 +210,39 @@ def objective(figures: dict[str, dict[str, float]]) -> float:
         - ku.get("stale_only@5", 0)
         + tr.get("hit@5", 0)
         + tr.get("all@10", 0)
+        + 0.1 * (ku.get("hit@1", 0) + tr.get("hit@1", 0))
     )
+
+
+Ref = tuple[float, int]
+Hits = dict[tuple[Ref, str, str], list[dict[str, Any]]]
+"""One search's hits per ((time_ref_boost, time_ref_slots), qid, probe)."""
 
 
 def score_at(
     questions: list[dict[str, Any]],
-    hits: dict[tuple[str, str], list[dict[str, Any]]],
+    hits: Hits,
     dates: dict[tuple[str, str], str],
+    ref: Ref,
     window: float,
+    depth: int = 10,
     cues: bool = True,
 ) -> list[tuple[dict[str, Any], dict[str, float]]]:
     out = []
     for q in questions:
         runs = {
-            p: [h["anchor"] for h in ordered(hits[(q["qid"], p)], window, q["question"], cues)]
-            for p, _ in probes(q)
+            p: [
+                h["anchor"]
+                for h in ordered(
+                    hits[(ref, q["qid"], p)],
+                    window,
+                    q["question"],
+                    cues,
+                    depth,
+                    min(ref) > 0 and names_time(q, as_of),
+                )
+            ]
+            for p, as_of in probes(q)
         }
         out.append((q, question_scores(q, runs, dates)))
     return out
@@ -205,10 +250,11 @@ def score_at(
 
 def two_fold(
     questions: list[dict[str, Any]],
-    hits: dict[tuple[str, str], list[dict[str, Any]]],
+    hits: Hits,
     dates: dict[tuple[str, str], str],
 ) -> dict[str, Any]:
-    """The window (and the past-question gate) chosen on each half (even / odd index within each type), scored on the other half."""
+    """The time parameters (`CHOICES`) chosen on each half (even / odd index within each type), scored on
+    the other half."""
     halves: list[list[dict[str, Any]]] = [[], []]
     seen: dict[str, int] = {}
     for q in questions:
@@ -218,17 +264,29 @@ def two_fold(
     left_out: list[tuple[dict[str, Any], dict[str, float]]] = []
     folds = []
     for train, test in ((halves[0], halves[1]), (halves[1], halves[0])):
-        # best objective; on a tie the larger window (the smaller change to relevance order), gate on
-        best, gate = max(
-            CHOICES, key=lambda wc: (objective(summary(score_at(train, hits, dates, *wc))), wc[0], wc[1])
+        # best objective; on a tie the smaller boost, the larger window and the smaller depth (the smaller
+        # change to relevance order), gate on
+        ref, window, depth, gate = max(
+            CHOICES,
+            key=lambda c: (
+                objective(summary(score_at(train, hits, dates, *c))),
+                -c[0][1],
+                -c[0][0],
+                c[1],
+                -c[2],
+                c[3],
+            ),
         )
-        scored = score_at(test, hits, dates, best, gate)
+        scored = score_at(test, hits, dates, ref, window, depth, gate)
         left_out += scored
         folds.append(
             {
-                "window": best,
+                "ref_boost": ref[0],
+                "ref_slots": ref[1],
+                "window": window,
+                "depth": depth,
                 "past_cues": gate,
-                "in_sample": summary(score_at(train, hits, dates, best, gate)),
+                "in_sample": summary(score_at(train, hits, dates, ref, window, depth, gate)),
                 "left_out": summary(scored),
             }
         )
@@ -250,45 +308,64 @@ def run(
     questions, dates = load(folder)
     if max_questions:
         questions = questions[:max_questions]
-    hits: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    window, cues = RankingParams().time_window, RankingParams().time_past_cues
+    hits: Hits = {}
+    defaults = RankingParams()
+    product: tuple[Ref, float, int, bool] = (
+        (defaults.time_ref_boost, defaults.time_ref_slots),
+        defaults.time_window,
+        defaults.time_depth,
+        defaults.time_past_cues,
+    )
     index_s = search_s = 0.0
     if reuse is not None:  # the hits of an earlier run (`--reuse-hits`): the time stage again, no search
         for line in reuse.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
-            hits[(row["qid"], row["probe"])] = row["hits"]
-        questions = [q for q in questions if (q["qid"], "now") in hits]
+            hits[((row["boost"], row["slots"]), row["qid"], row["probe"])] = row["hits"]
+        questions = [q for q in questions if (REFS[0], q["qid"], "now") in hits]
     for n, q in enumerate([] if reuse is not None else questions, 1):
         started = time.monotonic()
         settings = index(folder / q["vault_dir"], work.expanduser() / q["qid"], mode, cache)
         index_s += time.monotonic() - started
         engine = open_engine(settings, log=False)
-        window, cues = engine.params.time_window, engine.params.time_past_cues
+        p = engine.params
+        product = ((p.time_ref_boost, p.time_ref_slots), p.time_window, p.time_depth, p.time_past_cues)
         started = time.monotonic()
-        for probe, as_of in probes(q):
-            found = ask(engine, q, as_of, mode)
-            prefix = q["vault_dir"].rstrip("/") + "/"
-            hits[(q["qid"], probe)] = [{**h, "anchor": prefix + h["anchor"]} for h in found]
+        prefix = q["vault_dir"].rstrip("/") + "/"
+        for ref in dict.fromkeys((*REFS, product[0])):
+            for probe, as_of in probes(q):
+                found = ask(engine, q, as_of, mode, ref)
+                hits[(ref, q["qid"], probe)] = [{**h, "anchor": prefix + h["anchor"]} for h in found]
         search_s += time.monotonic() - started
         print(f"[{n}/{len(questions)}] {q['qid']} indexed and asked", file=sys.stderr, flush=True)
     if reuse is None:
         with out.with_suffix(".hits.jsonl").open("w", encoding="utf-8") as fh:
-            for (qid, probe), found in hits.items():
-                fh.write(json.dumps({"qid": qid, "probe": probe, "hits": found}) + "\n")
+            for ((boost, slots), qid, probe), found in hits.items():
+                row = {"boost": boost, "slots": slots, "qid": qid, "probe": probe, "hits": found}
+                fh.write(json.dumps(row) + "\n")
+    ref, window, depth, cues = product
     with out.open("w", encoding="utf-8") as fh:
         for q in questions:
-            for probe, _ in probes(q):
-                ranked = [h["anchor"] for h in ordered(hits[(q["qid"], probe)], window, q["question"], cues)]
-                fh.write(json.dumps({"qid": q["qid"], "probe": probe, "ranked": ranked}) + "\n")
+            for probe, as_of in probes(q):
+                named = min(ref) > 0 and names_time(q, as_of)
+                found = ordered(hits[(ref, q["qid"], probe)], window, q["question"], cues, depth, named)
+                fh.write(
+                    json.dumps({"qid": q["qid"], "probe": probe, "ranked": [h["anchor"] for h in found]})
+                    + "\n"
+                )
     report = {
         "dataset": folder.name,
         "mode": mode,
         "questions": len(questions),
+        "time_ref_boost": ref[0],
+        "time_ref_slots": ref[1],
         "time_window": window,
+        "time_depth": depth,
         "time_past_cues": cues,
-        "product": summary(score_at(questions, hits, dates, window, cues)),
-        "product_other_gate": summary(score_at(questions, hits, dates, window, not cues)),
-        "time_stage_off": summary(score_at(questions, hits, dates, GRID[-1])),
+        "product": summary(score_at(questions, hits, dates, ref, window, depth, cues)),
+        "product_other_gate": summary(score_at(questions, hits, dates, ref, window, depth, not cues)),
+        "newest_first_off": summary(score_at(questions, hits, dates, ref, GRID[-1])),
+        "time_reference_off": summary(score_at(questions, hits, dates, REFS[0], window, depth, cues)),
+        "time_stages_off": summary(score_at(questions, hits, dates, REFS[0], GRID[-1])),
         "two_fold": two_fold(questions, hits, dates),
         "index_seconds": round(index_s, 1),
         "search_seconds": round(search_s, 1),
@@ -300,28 +377,35 @@ def render(report: dict[str, Any]) -> str:
     def row(label: str, figures: dict[str, dict[str, float]]) -> str:
         ku = figures.get("knowledge-update", {})
         tr = figures.get("temporal-reasoning", {})
-        cells = [ku.get(m) for m in KU_METRICS] + [tr.get(m) for m in ("hit@5", "all@10")]
+        cells = [ku.get(m) for m in KU_METRICS] + [tr.get(m) for m in TR_METRICS]
         return f"| {label} | " + " | ".join("–" if c is None else f"{c:.3f}" for c in cells) + " |"
 
+    def chosen(f: dict[str, Any]) -> str:
+        gate = "on" if f["past_cues"] else "off"
+        return f"boost {f['ref_boost']} × {f['ref_slots']}, window {f['window']}, depth {f['depth']}, gate {gate}"
+
+    product = {
+        "ref_boost": report["time_ref_boost"],
+        "ref_slots": report["time_ref_slots"],
+        "window": report["time_window"],
+        "depth": report["time_depth"],
+        "past_cues": report["time_past_cues"],
+    }
     lines = [
-        f"LongMemEval-S temporal ({report['dataset']}, mode {report['mode']}, {report['questions']} questions; "
-        f"time_window {report['time_window']})",
+        f"LongMemEval-S temporal ({report['dataset']}, mode {report['mode']}, {report['questions']} questions)",
         "",
         "| ranking | KU hit@1 | KU hit@10 | current_first | latest@1 | stale_only@5 | asof_hit@1 | leak@10 "
-        "| TR hit@5 | TR all@10 |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        row("time stage off", report["time_stage_off"]),
-        row(
-            f"product (window {report['time_window']}, gate {'on' if report['time_past_cues'] else 'off'}; "
-            "in-sample)",
-            report["product"],
-        ),
+        "| TR hit@1 | TR hit@5 | TR all@10 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        row("time stages off (4a, 4c)", report["time_stages_off"]),
+        row("4a only (named time)", report["newest_first_off"]),
+        row("4c only (newest first)", report["time_reference_off"]),
+        row(f"product ({chosen(product)}; in-sample)", report["product"]),
         row("product, the gate the other way", report["product_other_gate"]),
     ]
     for i, fold in enumerate(report["two_fold"]["folds"]):
-        chosen = f"window {fold['window']}, gate {'on' if fold['past_cues'] else 'off'}"
-        lines.append(row(f"fold {i}: {chosen} chosen on its half", fold["in_sample"]))
-        lines.append(row(f"fold {i}: {chosen} on the other half", fold["left_out"]))
+        lines.append(row(f"fold {i}: {chosen(fold)} chosen on its half", fold["in_sample"]))
+        lines.append(row(f"fold {i}: the same on the other half", fold["left_out"]))
     lines.append(row("2-fold left-out (every question)", report["two_fold"]["left_out"]))
     lines += ["", f"Index {report['index_seconds']} s, search {report['search_seconds']} s."]
     return "\n".join(lines)

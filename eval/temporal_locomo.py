@@ -4,9 +4,9 @@
 
 The conversations are loaded and indexed as `eval.bench_locomo` does (a claude.ai export through the dlt
 asset, `conversation_chunks`, then the index assets), without `embeddings`: nothing is embedded, so the
-figures are the lexical mode's. Each temporal question is searched inside its conversation at each
-`time_window` (1.01: the stage off, which is the ranking before time-aware search), from one search per
-question: the time stage is the pipeline's last, so each window's order comes from the same hits.
+figures are the lexical mode's. Each temporal question is searched inside its conversation with the
+product's time stages (4a named time, 4c newest first in the top `time_depth`) at each `time_window`; 1.01
+turns both off (`time_ref_slots` 0 too), which is the ranking before time-aware search.
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ def build_lexical(export: list[dict[str, Any]], work: Path) -> Any:
 
 
 def run(folder: Path, windows: list[float], category: int = 2) -> dict[str, Any]:
-    from hippo_core.ranking.time import newest_first
     from hippo_search.envelope import SearchRequest
     from hippo_search.pipeline import open_engine
 
@@ -70,7 +69,10 @@ def run(folder: Path, windows: list[float], category: int = 2) -> dict[str, Any]
         settings = build_lexical(export, Path(tmp))
         engine = open_engine(settings, log=False)
         covers, _ = evidence_covers(settings)
-        off = engine.params.model_copy(update={"time_window": 1.01})
+        params = {
+            w: engine.params.model_copy(update={"time_window": w, **({"time_ref_slots": 0} if w > 1 else {})})
+            for w in windows
+        }
         ranks: dict[float, list[int | None]] = {w: [] for w in windows}
         for qid, q in asked.items():
             request = SearchRequest(
@@ -80,22 +82,18 @@ def run(folder: Path, windows: list[float], category: int = 2) -> dict[str, Any]
                 path_prefix=f"conversations/{q['conv']}",
                 mode="lexical",
             )
-            hits = engine.search(request, params=off, log=False).results
             for w in windows:
-                order = newest_first(
-                    [h.score for h in hits], [h.date for h in hits], w, [h.path for h in hits]
-                )
+                hits = engine.search(request, params=params[w], log=False).results
                 ranks[w].append(
-                    next(
-                        (i for i, k in enumerate(order, 1) if covers.get(hits[k].anchor, set()) & qrels[qid]),
-                        None,
-                    )
+                    next((i for i, h in enumerate(hits, 1) if covers.get(h.anchor, set()) & qrels[qid]), None)
                 )
     return {
         "dataset": folder.name,
         "category": category,
         "questions": len(asked),
         "mode": "lexical",
+        "time_depth": engine.params.time_depth,
+        "time_ref": [engine.params.time_ref_boost, engine.params.time_ref_slots],
         "by_window": {str(w): summarize(r) for w, r in ranks.items()},
     }
 

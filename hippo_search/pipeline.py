@@ -14,10 +14,15 @@ assets, the compiler's related pages, the golden set and the benchmarks.
     4. sections  rank_sections: governance × freshness × features, best chunk per section, one section per
                  document; weak hits after every hit that cleared the floor; navigation pages left out
                  unless asked for; a query-focused snippet per hit
+    4a. when     named_time_stage: a question that names a time relative to when it is asked ("a week ago",
+                 "last Saturday", "지난주"; hippo_core/ranking/time.py `time_reference`) lifts the best
+                 `time_ref_slots` sections dated then (× 1 + time_ref_boost); the lexical lane also drew
+                 from that span alone in 2
     4b. rerank   rerank_hits (off unless HIPPO_RERANK_URL): the top N re-scored by a cross-encoder; on its
                  failure the fused order stays and the response says degraded, with the reason
-    4c. time     time_stage: newest first among notes and conversations of different sources that score within
-                 `time_window` of each other, unless the question is about the past
+    4c. time     time_stage: newest first among the top `time_depth` notes and conversations of different
+                 sources that score within `time_window` of each other, unless the question names its time
+                 (4a) or, with `time_past_cues`, is about the past
                  (hippo_core/ranking/time.py); `as_of` masked newer sources in stage 2 already, and every
                  hit carries its source's date
     4d. facts    _stale_stage: a section every fact of which was superseded (fact store) is marked `stale`
@@ -71,7 +76,7 @@ from hippo_core.ranking.ranking import (
 )
 from hippo_core.ranking.rerank import reorder
 from hippo_core.ranking.snippets import query_snippet
-from hippo_core.ranking.time import about_the_past, newest_first
+from hippo_core.ranking.time import DAY_END, about_the_past, in_span, newest_first, time_reference
 from hippo_core.safety.text_input import decode_utf8, validate_path_prefix
 from hippo_core.vault import frontmatter
 from hippo_core.vault.vault_layout import is_navigation_page
@@ -390,9 +395,11 @@ def semantic_lane(
     )
 
 
-def lexical_mask(snap: Snapshot, request: SearchRequest, params: RankingParams) -> np.ndarray:
+def lexical_mask(
+    snap: Snapshot, request: SearchRequest, params: RankingParams, span: tuple[str, str] | None = None
+) -> np.ndarray:
     """The rows the request may return (status, lanes, tool output, path prefix, sources dated after
-    `as_of` masked), for both lanes; read-only,
+    `as_of` masked; with `span` only sources dated in it), for both lanes; read-only,
     computed once per distinct filter and snapshot."""
     return snap.masks.get(
         params.excluded_statuses,
@@ -400,6 +407,7 @@ def lexical_mask(snap: Snapshot, request: SearchRequest, params: RankingParams) 
         request.include_tool_output,
         request.path_prefix,
         request.as_of,
+        span,
     )
 
 
@@ -653,21 +661,77 @@ TIME_LANES = ("notes", "conversations")
 """The lanes whose results are reordered newest first (a wiki page or a source never moves nor is passed)."""
 
 
-def time_stage(hits: list[SearchHit], params: RankingParams, request: SearchRequest) -> list[SearchHit]:
+def time_stage(
+    hits: list[SearchHit],
+    params: RankingParams,
+    request: SearchRequest,
+    span: tuple[str, str] | None = None,
+) -> list[SearchHit]:
     """Newest first among results that answer alike (hippo_core/ranking/time.py `newest_first`): a question
     about the present (or about `as_of`, whose newer sources are already masked) gets the latest version
-    first, and a result never passes one that answers clearly better. Weak hits stay after the others;
-    `include_history` keeps the relevance order."""
-    if request.include_history or len(hits) < 2:
+    first, and a result never passes one that answers clearly better. Only the top `time_depth` results are
+    reordered, so the stage never pushes a result off the first `time_depth` places (where the evidence is
+    read). A question that names its time (`span`, see `named_time_stage`) is ranked by that time, not
+    newest first. Weak hits stay after the others; `include_history` keeps the relevance order."""
+    if request.include_history or len(hits) < 2 or span is not None:
         return hits
     if params.time_past_cues and about_the_past(request.query):
         return hits  # "how many days ago…", "which came first…": the older evidence is the answer
     strong = [h for h in hits if not h.weak]
+    head, rest = strong[: params.time_depth], strong[params.time_depth :]
     # wiki pages and sources are edited in place (one page per topic): only notes and conversations
     # accumulate dated entries whose versions are separate sources
-    dates = [h.date if h.lane in TIME_LANES else None for h in strong]
-    order = newest_first([h.score for h in strong], dates, params.time_window, [h.path for h in strong])
-    return [strong[i] for i in order] + [h for h in hits if h.weak]
+    dates = [h.date if h.lane in TIME_LANES else None for h in head]
+    order = newest_first([h.score for h in head], dates, params.time_window, [h.path for h in head])
+    return [head[i] for i in order] + rest + [h for h in hits if h.weak]
+
+
+# --- 4a. named time ----------------------------------------------------------------------------------------
+def question_span(request: SearchRequest, params: RankingParams, today: dt.date) -> tuple[str, str] | None:
+    """The span of time the question names ("a week ago", "지난주"), relative to `as_of` or the end of
+    today; None when it names none or the stage is off (`time_ref_boost` or `time_ref_slots` 0)."""
+    if params.time_ref_boost <= 0 or params.time_ref_slots <= 0:
+        return None
+    return time_reference(request.query, request.as_of or today.isoformat() + DAY_END)
+
+
+def merge_ranked(first: Ranked, more: Ranked) -> Ranked:
+    """Two draws of one lane (same scores) as one list, best first, each chunk once."""
+    best = dict(first)
+    for chunk_id, score in more:
+        if score > best.get(chunk_id, float("-inf")):
+            best[chunk_id] = score
+    return sorted(best.items(), key=lambda kv: -kv[1])
+
+
+def named_time_stage(
+    snap: Snapshot,
+    hits: list[SearchHit],
+    candidates: list[Candidate],
+    span: tuple[str, str] | None,
+    params: RankingParams,
+    rank: Callable[[list[Candidate], int], list[SearchHit]],
+) -> list[SearchHit]:
+    """The best `time_ref_slots` sections from sources dated in the span the question names, score ×
+    (1 + `time_ref_boost`), placed by the new score: "which book did I finish a week ago?" is answered by
+    what was written a week ago. Only those few move, so the other evidence (a question about two times
+    has some outside the span) keeps its place below them. The lexical lane also drew from that span
+    alone (stage 2), so such a source is a candidate even when other days use the question's words more.
+    `rank` is the sections stage over some candidates (`rank_sections` with the request's settings)."""
+    if span is None or params.time_ref_slots <= 0 or "date" not in snap.table.columns:
+        return hits
+    dated = [
+        c for c in candidates if not c.weak and in_span(snap.rows[snap.row_of[c.chunk_id]]["date"], span)
+    ]
+    if not dated:
+        return hits
+    factor = 1.0 + params.time_ref_boost
+    lifted = {
+        h.anchor: h.model_copy(update={"score": round(h.score * factor, 6)})
+        for h in rank(dated, params.time_ref_slots)
+    }
+    out = [lifted.pop(h.anchor, h) for h in hits] + list(lifted.values())
+    return sorted(out, key=lambda h: (h.weak, -h.score))[: len(hits)]
 
 
 # --- 4d. facts --------------------------------------------------------------------------------------------
@@ -821,6 +885,7 @@ class SearchEngine:
         # 2. lanes
         lexical: Ranked = []
         semantic: Ranked = []
+        span = question_span(request, params, self.today()) if "date" in snap.table.columns else None
         if request.mode in ("hybrid", "lexical"):
             lexical = lexical_lane(
                 snap.index,
@@ -830,6 +895,19 @@ class SearchEngine:
                 allowed=mask,
                 bigram_weight=params.bigram_weight,
             )
+            if span is not None:  # 4a's candidates: the lane drawn again from the span the question names
+                in_time = lexical_mask(snap, request, params, span)
+                lexical = merge_ranked(
+                    lexical,
+                    lexical_lane(
+                        snap.index,
+                        snap.ids,
+                        q_tokens,
+                        params.lexical_pool,
+                        allowed=in_time,
+                        bigram_weight=params.bigram_weight,
+                    ),
+                )
         if request.mode in ("hybrid", "semantic"):
             reason = embedder_mismatch(snap, self.embedder)
             if reason:
@@ -861,6 +939,25 @@ class SearchEngine:
             self.today(),
             include_navigation=request.include_navigation,
         )
+        # 4a. named time
+        hits = named_time_stage(
+            snap,
+            hits,
+            candidates,
+            span,
+            params,
+            lambda cands, n: rank_sections(
+                snap,
+                cands,
+                params,
+                q_tokens,
+                request.query,
+                n,
+                self.tokenizer,
+                self.today(),
+                include_navigation=request.include_navigation,
+            ),
+        )
         # 4b. rerank
         if rerank and self.reranker is not None:
             hits, why = rerank_hits(self.reranker, snap, request.query, hits)
@@ -872,7 +969,7 @@ class SearchEngine:
             why = "the index holds no dates yet (run `hippo run`): as_of could not mask newer sources"
             reason = why if status == "ok" else f"{reason}; {why}"
             status = "degraded"
-        hits = time_stage(hits, params, request)
+        hits = time_stage(hits, params, request, span)
         # 4d. facts
         hits, why = self._stale_stage(hits, params, request)
         if why:

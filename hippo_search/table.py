@@ -168,6 +168,7 @@ class Masks:
         include_tool_output: bool,
         path_prefix: str | None,
         as_of: str | None = None,
+        span: tuple[str, str] | None = None,
     ) -> np.ndarray:
         key = (
             tuple(excluded_statuses),
@@ -175,6 +176,7 @@ class Masks:
             include_tool_output,
             path_prefix or "",
             as_of or "",
+            span,
         )
         mask = self._cache.get(key)
         if mask is None:
@@ -192,6 +194,7 @@ class Masks:
         include_tool_output: bool,
         prefix: str,
         as_of: str,
+        span: tuple[str, str] | None = None,
     ) -> np.ndarray:
         t = self.table
         if not t.height:
@@ -207,6 +210,11 @@ class Masks:
         if as_of and "date" in t.columns:
             # sources dated after `as_of` are masked before ranking; an undated one cannot be placed: kept
             expr &= (pl.col("date") <= as_of).fill_null(True)
+        if span is not None:
+            # the span of time a question names (time_reference): only sources dated in it, undated ones not
+            if "date" not in t.columns:
+                return np.zeros(t.height, dtype=bool)
+            expr &= pl.col("date").is_between(pl.lit(span[0]), pl.lit(span[1])).fill_null(False)
         mask = t.select(expr.alias("m"))["m"].to_numpy().astype(bool, copy=True)
         if self.live is not None:
             mask &= self.live

@@ -110,7 +110,18 @@ class RankingParams(BaseModel, frozen=True):
         default=False, description="no newest-first for a question about the past (time.about_the_past)"
     )
     time_window: float = Field(
-        default=0.5, ge=0, description="newest first among results scoring ≥ window × each other"
+        default=0.4, ge=0, description="newest first among results scoring ≥ window × each other"
+    )
+    time_depth: int = Field(
+        default=5, ge=0, description="newest first only reorders the top N results: it never pushes one out"
+    )
+    time_ref_boost: float = Field(
+        default=3.0,
+        ge=0,
+        description="× (1 + boost) for the best sections dated in the span a question names ('a week ago')",
+    )
+    time_ref_slots: int = Field(
+        default=1, ge=0, description="how many sections dated in a question's named span are lifted; 0 is off"
     )
 
     def without_conversation_context(self) -> RankingParams:

@@ -112,3 +112,132 @@ def newest_first(
                 order[k - 1], order[k] = lower, upper
                 moved = True
     return order
+
+
+# A question that names when something happened relative to the time it is asked ("a week ago", "10 days
+# ago", "last Saturday", "in the past month", "지난주", "3일 전"): its answer was written around then, so
+# sources dated there are the evidence, whatever their rank by words alone. Written from the grammar of
+# relative time in both languages (a number or number word and a unit; `last`/`past`/`지난` and a unit or a
+# weekday), not from a benchmark's questions; plain alternations (linear). "How many days ago…" names no
+# time (it asks for one) and is no reference.
+_EN_NUMBERS = {
+    "a": 1, "an": 1, "one": 1, "a couple of": 2, "a couple": 2, "couple of": 2, "two": 2, "a few": 3,
+    "three": 3, "few": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10,
+    "eleven": 11, "twelve": 12, "several": 4,
+}  # fmt: skip
+_KO_NUMBERS = {"한": 1, "하루": 1, "두": 2, "이틀": 2, "세": 3, "사흘": 3, "네": 4, "나흘": 4, "다섯": 5, "여섯": 6,
+               "일곱": 7, "여덟": 8, "아홉": 9, "열": 10}  # fmt: skip
+_UNIT_DAYS = {
+    "day": 1.0, "week": 7.0, "month": 30.44, "year": 365.25, "weekend": 7.0,
+    "일": 1.0, "주": 7.0, "주일": 7.0, "달": 30.44, "개월": 30.44, "년": 365.25,
+}  # fmt: skip
+_WEEKDAYS = {
+    "monday": 0, "tuesday": 1, "wednesday": 2, "thursday": 3, "friday": 4, "saturday": 5, "sunday": 6,
+    "월": 0, "화": 1, "수": 2, "목": 3, "금": 4, "토": 5, "일": 6,
+}  # fmt: skip
+_EN_NUM = r"(\d{1,3}|a couple of|a couple|couple of|a few|an|a|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|few|several)"
+_EN_UNIT = r"(day|week|month|year)s?"
+_REF_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("ago", re.compile(rf"\b{_EN_NUM}\s+{_EN_UNIT}\s+(?:ago|back|before today)\b", re.IGNORECASE)),
+    ("range", re.compile(rf"\b(?:past|last|previous)\s+{_EN_NUM}\s+{_EN_UNIT}\b", re.IGNORECASE)),
+    ("range1", re.compile(r"\b(?:the|this) (?:past|last)\s+(day|week|month|year)\b", re.IGNORECASE)),
+    ("weekend", re.compile(r"\b(?:the |this )?(?:past|last) weekend\b", re.IGNORECASE)),
+    (
+        "weekday",
+        re.compile(
+            r"\b(?:last|this past|past)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    ("point1", re.compile(r"\blast\s+(week|month|year)\b", re.IGNORECASE)),
+    ("yesterday", re.compile(r"\b(?:the day before )?yesterday\b", re.IGNORECASE)),
+    (
+        "ko_ago",
+        re.compile(
+            r"(\d{1,3}|한|하루|두|이틀|세|사흘|네|나흘|다섯|여섯|일곱|여덟|아홉|열)\s*(개월|주일|일|주|달|년)\s*(?:전|쯤 전)"
+        ),
+    ),
+    (
+        "ko_range",
+        re.compile(
+            r"(?:지난|최근)\s*(\d{1,3}|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s*(개월|주일|일|주|달|년)"
+        ),
+    ),
+    ("ko_weekday", re.compile(r"지난\s*주?\s*([월화수목금토일])요일")),
+    ("ko_point1", re.compile(r"지난\s*(주|달)|(작년)|(그저께|그제|어제)")),
+)
+
+
+def time_reference(query: str, now: str) -> tuple[str, str] | None:
+    """The span of time a question names relative to `now` (its ISO time: when it is asked, or `as_of`), as
+    (start, end) ISO strings, or None when it names none. A point ("a week ago") becomes the point ± half
+    its unit and a day (people round: "a month ago" is any day that month); a span ("in the past three
+    months") runs from its start to `now`. The first reference in the question wins."""
+    moment = iso_time(now)
+    if moment is None:
+        return None
+    end = dt.datetime.fromisoformat(moment if "T" in moment else moment + DAY_END)
+    best: tuple[int, tuple[dt.datetime, dt.datetime]] | None = None
+    for kind, pattern in _REF_PATTERNS:
+        m = pattern.search(query)
+        if m is None or (best is not None and m.start() >= best[0]):
+            continue
+        span = _span(kind, m, end)
+        if span is not None:
+            best = (m.start(), span)
+    if best is None:
+        return None
+    start, stop = best[1]
+    return _datetime(start), _datetime(min(stop, end))
+
+
+def _count(word: str) -> int:
+    word = word.lower()
+    if word.isdigit():
+        return int(word)
+    return _EN_NUMBERS.get(word) or _KO_NUMBERS.get(word, 1)
+
+
+def _point(end: dt.datetime, days: float, unit: float) -> tuple[dt.datetime, dt.datetime]:
+    slack = dt.timedelta(days=unit / 2 + 1)
+    centre = end - dt.timedelta(days=days)
+    return centre - slack, centre + slack
+
+
+def _last_weekday(end: dt.datetime, weekday: int) -> tuple[dt.datetime, dt.datetime]:
+    back = (end.weekday() - weekday) % 7 or 7  # "last Saturday" said on a Saturday is a week before
+    day = (end - dt.timedelta(days=back)).replace(hour=0, minute=0, second=0)
+    return day - dt.timedelta(days=1), day + dt.timedelta(days=2)
+
+
+def _span(kind: str, m: re.Match[str], end: dt.datetime) -> tuple[dt.datetime, dt.datetime] | None:
+    if kind in ("ago", "ko_ago"):
+        n, unit = _count(m.group(1)), _UNIT_DAYS[m.group(2).lower()]
+        return _point(end, n * unit, unit)
+    if kind in ("range", "ko_range"):
+        n, unit = _count(m.group(1)), _UNIT_DAYS[m.group(2).lower()]
+        return end - dt.timedelta(days=n * unit + 1), end
+    if kind == "range1":
+        return end - dt.timedelta(days=_UNIT_DAYS[m.group(1).lower()] + 1), end
+    if kind == "weekend":
+        saturday = _last_weekday(end, 5)[0] + dt.timedelta(days=1)
+        return saturday - dt.timedelta(days=1), saturday + dt.timedelta(days=3)
+    if kind in ("weekday", "ko_weekday"):
+        return _last_weekday(end, _WEEKDAYS[m.group(1).lower()])
+    if kind == "point1":
+        unit = _UNIT_DAYS[m.group(1).lower()]
+        return _point(end, unit, unit)
+    if kind == "yesterday":
+        days = 2 if m.group(0).lower().startswith("the day before") else 1
+        return _point(end, days, 1)
+    if kind == "ko_point1":
+        if m.group(3):
+            return _point(end, 1 if m.group(3) == "어제" else 2, 1)
+        unit = _UNIT_DAYS["년" if m.group(2) else m.group(1)]
+        return _point(end, unit, unit)
+    return None
+
+
+def in_span(date: str | None, span: tuple[str, str] | None) -> bool:
+    """Whether a source's date falls in a referenced span (an undated source never does)."""
+    return span is not None and date is not None and span[0] <= date <= span[1]

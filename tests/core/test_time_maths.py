@@ -6,7 +6,15 @@ import datetime as dt
 
 import pytest
 
-from hippo_core.ranking.time import about_the_past, as_of_bound, iso_time, newest_first, note_date
+from hippo_core.ranking.time import (
+    about_the_past,
+    as_of_bound,
+    in_span,
+    iso_time,
+    newest_first,
+    note_date,
+    time_reference,
+)
 
 
 def test_dates_become_sortable_iso_strings() -> None:
@@ -71,3 +79,63 @@ def test_a_question_about_the_past_is_told_from_one_about_the_present() -> None:
         "Is the firstborn report due?",  # a word that only contains a cue is no cue
     ):
         assert not about_the_past(present), present
+
+
+NOW = "2023-05-20T10:00:00"  # a Saturday
+
+
+@pytest.mark.parametrize(
+    ("question", "inside", "outside"),
+    [
+        # a point: the day it names ± half its unit and a day
+        (
+            "Which book did I finish a week ago?",
+            ["2023-05-13", "2023-05-10T00:00:00"],
+            ["2023-05-19", "2023-05-01"],
+        ),
+        ("What did I buy 10 days ago?", ["2023-05-10T12:00:00"], ["2023-05-13", "2023-05-07"]),
+        ("I cooked something a couple of days ago", ["2023-05-18"], ["2023-05-15"]),
+        (
+            "What charity event did I join a month ago?",
+            ["2023-04-20", "2023-04-05"],
+            ["2023-05-15", "2023-03-01"],
+        ),
+        ("Who came to the concert last Saturday?", ["2023-05-13T20:00:00"], ["2023-05-20", "2023-05-06"]),
+        ("Which bike did I fix the past weekend?", ["2023-05-14"], ["2023-05-08"]),
+        ("what did I eat yesterday", ["2023-05-19T12:00:00"], ["2023-05-16"]),
+        # a span: from its start to now
+        ("the trips I took in the past three months", ["2023-03-01", "2023-05-19"], ["2023-02-10"]),
+        ("sports events during the past month", ["2023-04-25"], ["2023-04-10"]),
+        # Korean
+        ("지난주에 본 영화는?", ["2023-05-13"], ["2023-05-01"]),
+        ("3일 전에 산 것", ["2023-05-17"], ["2023-05-12"]),
+        ("지난 토요일에 누구를 만났지?", ["2023-05-13"], ["2023-05-17"]),
+        ("어제 먹은 것", ["2023-05-19"], ["2023-05-15"]),
+        ("지난 2주 동안 읽은 책", ["2023-05-10"], ["2023-05-01"]),
+    ],
+)
+def test_a_question_that_names_its_time_gets_that_span(
+    question: str, inside: list[str], outside: list[str]
+) -> None:
+    span = time_reference(question, NOW)
+    assert span is not None, question
+    assert span[1] <= NOW  # never after the time the question is asked
+    for date in inside:
+        assert in_span(date, span), (question, date, span)
+    for date in outside:
+        assert not in_span(date, span), (question, date, span)
+
+
+def test_a_question_that_asks_for_a_time_or_names_none_gets_no_span() -> None:
+    for question in (
+        "How many days ago did I meet Emma?",  # asks for the time, names none
+        "What is my current highest score?",
+        "the first three months of my collection",
+        "Which came first, the move or the new job?",
+        "몇 일 전에 만났지?",
+    ):
+        assert time_reference(question, NOW) is None, question
+    assert time_reference("a week ago", "not a time") is None
+    assert not in_span(None, ("2023-01-01", "2023-12-31"))  # an undated source is never in a span
+    # relative to the time given: as of a past date the span moves with it
+    assert time_reference("a week ago", "2023-01-08")[0].startswith("2022-12-")  # type: ignore[index]
