@@ -185,3 +185,27 @@ def test_a_failed_merge_draft_is_counted_and_tried_again_the_next_night(settings
     asked = len(rec.requests)
     third = dream(settings, instance, llm, force=True)  # not marked as drafted: asked again
     assert meta(third, "dream_merges")["failed"] and len(rec.requests) > asked
+
+
+def test_a_vault_without_duplicates_asks_the_model_nothing(settings: HippoSettings) -> None:
+    llm, rec = recorded_llm()  # any question would be answered 500 and counted
+    result = dream(settings, DagsterInstance.ephemeral(), llm)
+    assert result.success
+    layer3 = meta(result, "dream_lint")["layer3"]
+    assert layer3["candidates"] == 0 and layer3["asked"] == 0 and rec.requests == []
+    assert meta(result, "dream_merges")["confirmed_pairs"] == 0
+
+
+def test_a_contradiction_is_reported_and_no_merge_card_follows(settings: HippoSettings) -> None:
+    plant(settings)
+    instance = DagsterInstance.ephemeral()
+    llm, rec = recorded_llm("dream_contradiction.json")
+    for force in (False, True):
+        result = dream(settings, instance, llm, force=force)
+        assert result.success
+    lint = meta(result, "dream_lint")
+    assert lint["findings_by_rule"] == {**lint["findings_by_rule"], "contradiction": 1}
+    assert "near_duplicate" not in lint["findings_by_rule"] and len(rec.requests) == 1
+    assert meta(result, "dream_merges")["confirmed_pairs"] == 0
+    text = digest(settings.vault)
+    assert "**contradiction** (1)" in text and "[[20-wiki/health/afternoon-coffee]]" in text
