@@ -73,17 +73,18 @@ def embedding_candidates(
     return neighbour_pairs(paths, matrix, k=k, floor=floor, cap=cap), ""
 
 
+def _pair(a: str, b: str) -> tuple[str, str]:
+    return (a, b) if a <= b else (b, a)
+
+
 def merged_pairs(outlines: dict[str, Outline]) -> set[tuple[str, str]]:
     """Pairs one note already stands for: a merged page and each note it names in `merged_from`, and those
     notes between them (so a promoted merge is not proposed again)."""
     out: set[tuple[str, str]] = set()
     for p, o in outlines.items():
         parts = [m if m.endswith(".md") else f"{m}.md" for m in o.merged_from]
-        for m in parts:
-            out.add(tuple(sorted((p, m))))  # type: ignore[arg-type]
-        for i, a in enumerate(parts):
-            for b in parts[i + 1 :]:
-                out.add(tuple(sorted((a, b))))  # type: ignore[arg-type]
+        out |= {_pair(p, m) for m in parts}
+        out |= {_pair(a, b) for i, a in enumerate(parts) for b in parts[i + 1 :]}
     return out
 
 
@@ -121,13 +122,13 @@ def draft_merge_card(
     """Ask the LLM for the merged card of `a` and `b` and write it to staging (a new file; an existing
     card of the same name is never overwritten). Returns (card path, usage)."""
     text_a, text_b = vault.read_text(a), vault.read_text(b)
+    fm_a, _ = frontmatter.parse(text_a, a)  # a note whose frontmatter cannot be read is not sent
+    fm_b, _ = frontmatter.parse(text_b, b)
     answer, usage = llm.structured(
         MergedConcept,
         MERGE_SYSTEM,
         f'<note path="{a}">\n{text_a[:6000]}\n</note>\n<note path="{b}">\n{text_b[:6000]}\n</note>',
     )
-    fm_a, _ = frontmatter.parse(text_a, a)
-    fm_b, _ = frontmatter.parse(text_b, b)
     sources = sorted({s for s in [*fm_a.sources, *fm_b.sources] if layout.is_source_copy(s)})
     sector = a.split("/")[1] if a.count("/") >= 2 else (fm_a.sector or "general")
     lineage_a = (fm_a.model_extra or {}).get("lineage")
