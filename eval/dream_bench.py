@@ -209,6 +209,51 @@ def lint(
     }
 
 
+def vector_candidates(work: Path, store: DreamStore, pairs: int, seed: int) -> dict[str, float]:
+    """Layer-3 candidates from stored vectors at this size: one random unit vector per wiki note (384 dims,
+    as the bundled embedder) in a real Chroma collection and chunk table, `pairs` planted pairs whose second
+    vector is the first plus a little noise (cosine ~0.99). Times the dream's own step (chunk table, Chroma
+    read, ranking) and counts the planted pairs it proposes. Random vectors are near-orthogonal, unlike a
+    real model's: this measures cost and that planted pairs surface, not the floor (eval.dream_floor)."""
+    import numpy as np
+    import polars as pl
+
+    from hippo_assets.dream.merge import embedding_candidates, wiki_candidates
+    from hippo_resources.chunk_store import CHUNKS, ChunkStore
+    from hippo_resources.vector_store import VectorStore
+
+    outlines = {p: o for p, (_, o) in store.outlines().items()}
+    wiki = sorted(wiki_candidates(outlines))
+    rng = np.random.default_rng(seed)
+    mat = rng.standard_normal((len(wiki), 384)).astype(np.float32)
+    planted = set()
+    for k in range(pairs):
+        a, b = 2 * k, 2 * k + 1
+        mat[b] = mat[a] + 0.1 * rng.standard_normal(384).astype(np.float32) * np.linalg.norm(mat[a]) / 19.6
+        planted.add((wiki[a], wiki[b]) if wiki[a] < wiki[b] else (wiki[b], wiki[a]))
+    mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+    chunks = ChunkStore(root=str(work / "chunks"))
+    chunks.path.mkdir(parents=True, exist_ok=True)
+    ids = [f"c{i}" for i in range(len(wiki))]
+    chunks.write(CHUNKS, pl.DataFrame({"chunk_id": ids, "path": wiki}))
+    vectors = VectorStore(path=str(work / "chroma"))
+    t0 = time.perf_counter()
+    vectors.upsert(ids, mat, [{"path": p} for p in wiki])
+    t1 = time.perf_counter()
+    found, why = embedding_candidates(outlines, chunks, vectors)
+    t2 = time.perf_counter()
+    hit = planted & {(a, b) for a, b, _ in found}
+    return {
+        "notes_with_vectors": len(wiki),
+        "store_s": round(t1 - t0, 2),
+        "candidates_s": round(t2 - t1, 3),
+        "planted_pairs": len(planted),
+        "found": len(hit),
+        "other_pairs": len(found) - len(hit),
+        "skipped": why,
+    }
+
+
 def archive(vault: Path, per_rule: int) -> None:
     for k in range(per_rule):
         p = vault / f"20-wiki/archive/old-{k}.md"
@@ -251,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
         p = dirty / note_path(i)
         p.write_text(p.read_text() + "\nEdited.\n")
     found_after, edited = lint(dirty, store, facts, pending)
+    by_vectors = vector_candidates(dirty_root, store, args.per_rule, args.seed)
 
     got: dict[str, set[str]] = {}
     for f in found:
@@ -288,12 +334,14 @@ def main(argv: list[str] | None = None) -> int:
         "warm_nothing_changed": warm,
         "after_50_edits": edited,
         "findings_after_edits": len(found_after),
+        "layer3_candidates_from_vectors": by_vectors,
     }
     print(f"notes {args.notes}, planted {planted_total}, found {found_total} (recall {figures['recall']})")
     for r in rows:
         print(f"  {r['rule']:<26} {r['found']}/{r['planted']}")
     print(f"findings on the clean copy: {len(clean_findings)} {figures['clean_copy_rules']}")
     print(f"unplanted findings on the dirty copy: {extra}")
+    print(f"layer-3 candidates from stored vectors: {by_vectors}")
     print(
         f"cold lint {cold['total_s']} s (read {cold['read_s']} s, rules {cold['rules_s']} s, {cold['notes_read']} read)"
     )
