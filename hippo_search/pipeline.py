@@ -1017,7 +1017,10 @@ class SearchEngine:
         if snap.collection is None:
             raise VectorStoreUnavailable(f"the vector store cannot be opened: {snap.vector_error}")
         vector = early.result() if early is not None else self.embedder.embed_query(request.query)
-        where = semantic_filter(request, params, allowed_paths)
+        # Chroma's `where` cannot bound a date string, so with `as_of` its filtered fallback would return the
+        # nearest chunks of any date and `keep` would drop the newer ones: too few or none. Without `where`
+        # the fallback widens to the nearest MAX_OVERFETCH and keeps those dated early enough.
+        where = None if request.as_of else semantic_filter(request, params, allowed_paths)
         row_of = snap.row_of
 
         def keep(cid: str) -> bool:

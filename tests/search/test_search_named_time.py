@@ -80,3 +80,29 @@ def test_newest_first_reorders_only_the_top_depth(dated: HippoSettings) -> None:
     two = paths(dated, query, time_window=0.0, time_depth=2)
     assert sorted(two[:2]) == sorted(by_relevance[:2]) and two[2:] == by_relevance[2:]
     assert two[0] == "10-notes/purchase.md"
+
+
+def test_as_of_far_back_still_finds_the_old_note_by_meaning(tmp_path_factory: pytest.TempPathFactory) -> None:
+    # one old note and many newer ones: `as_of` keeps under an eighth of the vault, so the semantic lane
+    # takes its filtered path, which must not return the nearest chunks of any date and drop them after
+    root = tmp_path_factory.mktemp("as-of-semantic")
+    vault = root / "vault"
+    init_vault(vault)
+    (vault / "10-notes").mkdir(parents=True, exist_ok=True)
+    (vault / "10-notes/old.md").write_text(
+        "---\ndate: 2020-01-10\n---\n# Coffee\n\nMy coffee limit is two cups a day.\n", encoding="utf-8"
+    )
+    for i in range(12):
+        (vault / f"10-notes/new-{i:02d}.md").write_text(
+            f"---\ndate: 2025-0{1 + i % 9}-1{i % 9}\n---\n# Coffee {i}\n\n"
+            f"My coffee limit is now {i + 3} cups a day, noted on day {i}.\n",
+            encoding="utf-8",
+        )
+    settings = HippoSettings(vault=vault, home=root / "home", embed_cache_path=root / "embed.sqlite")
+    result = materialize(ASSETS, resources=build_resources(settings), instance=DagsterInstance.ephemeral())
+    assert result.success
+    engine = open_engine(settings, log=False)
+    params = engine.params.model_copy(update={"semantic_pool": 2})
+    request = SearchRequest(query="how many cups of coffee a day", mode="semantic", as_of="2021-01-01")
+    response = engine.search(request, params=params, log=False)
+    assert [h.path for h in response.results] == ["10-notes/old.md"]
