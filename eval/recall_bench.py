@@ -265,41 +265,99 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
-# --- candidate lists for the leave-one-set-out threshold -------------------------------------------------
+# --- candidate lists and the router, offline: the bars chosen leaving one set out -------------------------
 def candidates_for(settings: Any, prompts: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from hippo_search.pipeline import open_engine
+    """Each prompt's route candidates from both engines the hook meets: the librarian's (both lanes,
+    `hits`) and the in-process one (the lexical lane alone, Hangul by its bigrams, `lexical`)."""
+    from hippo_search.pipeline import lexical_engine, open_engine
     from hippo_work.route import _candidates, prompt_query
 
-    engine = open_engine(settings, log=False)
+    engines = {
+        "hits": open_engine(settings, log=False),
+        "lexical": lexical_engine(settings, morphology=False),
+    }
     rows = []
     for p in prompts:
-        hits = _candidates(engine, prompt_query(p["prompt"]), None)
-        rows.append({**p, "hits": [h.model_dump() for h in hits]})
+        query = prompt_query(p["prompt"])
+        got = {
+            k: [h.model_dump() for h in _candidates(e, query, None)] if query else []
+            for k, e in engines.items()
+        }
+        rows.append({**p, **got})
     return rows
 
 
-def choose_threshold(
-    rows: list[dict[str, Any]], covers: dict[str, set[str]], max_unanswerable: float = 0.05
-) -> float:
-    """The lowest bar whose unanswerable injection rate is at most `max_unanswerable` (most injections)."""
-    from hippo_core.recall.route import RouteCandidate, RouteParams, decide
-
-    best = 1.0
-    for bar in [round(0.30 + 0.025 * i, 3) for i in range(29)]:
-        params = RouteParams(need_threshold=bar)
-        hit = {"answerable": [], "unanswerable": []}
-        for r in rows:
-            d = decide(r["prompt"], [RouteCandidate.model_validate(h) for h in r["hits"]], params)
-            hit[r["kind"]].append(d.needs_context)
-        un = hit["unanswerable"]
-        if un and sum(un) / len(un) <= max_unanswerable:
-            best = min(best, bar)
-    return best
+BAR_FIELD = {"hits": "need_threshold", "lexical": "lexical_need_threshold"}
+BARS = [round(0.20 + 0.025 * i, 3) for i in range(33)]  # 0.20 .. 1.00
 
 
-def hit_at3(rows: list[dict[str, Any]], covers: dict[str, set[str]]) -> float:
+def simulate(
+    rows: list[dict[str, Any]], covers: dict[str, set[str]], key: str, params: Any, max_bytes: int = 1500
+) -> list[dict[str, Any]]:
+    """What the hook would inject for each row's candidates (`key`: "hits" or "lexical"): the product's
+    own router, item choice and rendering (`judge_hits`, `recall_items`, `render_recall`)."""
+    from hippo_core.recall.context import render_recall
+    from hippo_search.envelope import SearchHit
+    from hippo_work.route import DeterministicRouter, judge_hits, prompt_query, recall_items
+
+    router = DeterministicRouter(params)
+    out = []
+    for r in rows:
+        hits = [SearchHit.model_validate(h) for h in r[key]]
+        result = judge_hits(prompt_query(r["prompt"]), hits, router)
+        context = render_recall(recall_items(result, params), (), max_bytes)
+        out.append({
+            "kind": r["kind"], "injected": context is not None,
+            "evidence": evidence_in(context, r.get("evidence", []), covers) if r["kind"] == "answerable" else None,
+        })  # fmt: skip
+    return out
+
+
+def rates(sim: list[dict[str, Any]]) -> dict[str, Any]:
+    ans = [s for s in sim if s["kind"] == "answerable"]
+    un = [s for s in sim if s["kind"] == "unanswerable"]
+    return {
+        "answerable": len(ans),
+        "answerable_injected": round(sum(s["injected"] for s in ans) / len(ans), 3) if ans else None,
+        "evidence_injected": round(sum(bool(s["evidence"]) for s in ans) / len(ans), 3) if ans else None,
+        "unanswerable": len(un),
+        "unanswerable_injected": round(sum(s["injected"] for s in un) / len(un), 3) if un else None,
+    }
+
+
+SEMANTIC_WEIGHTS = (0.0, 0.25, 0.5)
+ENV_OF = {
+    "need_threshold": "HIPPO_RECALL_NEED_THRESHOLD",
+    "lexical_need_threshold": "HIPPO_RECALL_LEXICAL_NEED_THRESHOLD",
+    "semantic_weight": "HIPPO_RECALL_SEMANTIC_WEIGHT",
+}
+
+
+def choose_params(
+    rows: list[dict[str, Any]], covers: dict[str, set[str]], key: str, max_unanswerable: float = 0.05
+) -> dict[str, float]:
+    """The router's free values for one engine, chosen on these rows: the bar (and, with both lanes, the
+    semantic lane's weight) that injects for the most answerable prompts while injecting for at most
+    `max_unanswerable` of the others (ties: the lower bar, then the lower weight)."""
+    from hippo_core.recall.route import RouteParams
+
+    best: tuple[float, float, dict[str, float]] | None = None
+    for weight in SEMANTIC_WEIGHTS if key == "hits" else (None,):
+        for bar in BARS:
+            values = {BAR_FIELD[key]: bar} | ({} if weight is None else {"semantic_weight": weight})
+            got = rates(simulate(rows, covers, key, RouteParams(**values)))
+            if got["unanswerable_injected"] is None or got["unanswerable_injected"] > max_unanswerable:
+                continue
+            score = (got["answerable_injected"] or 0.0, got["evidence_injected"] or 0.0)
+            if best is None or score > best[:2]:
+                best = (*score, values)
+            break  # a higher bar only injects less
+    return best[2] if best else {BAR_FIELD[key]: BARS[-1]}
+
+
+def hit_at3(rows: list[dict[str, Any]], covers: dict[str, set[str]], key: str = "hits") -> float:
     ans = [r for r in rows if r["kind"] == "answerable"]
-    ok = sum(evidence_covered([h["anchor"] for h in r["hits"][:3]], r["evidence"], covers) for r in ans)
+    ok = sum(evidence_covered([h["anchor"] for h in r[key][:3]], r["evidence"], covers) for r in ans)
     return ok / len(ans) if ans else 0.0
 
 
@@ -308,11 +366,13 @@ def measure(
     settings: Any,
     prompts: list[dict[str, Any]],
     covers: dict[str, set[str]],
-    bar: float,
+    values: dict[str, float],
     with_librarian: bool,
     budget_ms: int = 1500,
 ) -> list[dict[str, Any]]:
-    extra = {"HIPPO_RECALL_NEED_THRESHOLD": str(bar), "HIPPO_RECALL_BUDGET_MS": str(budget_ms)}
+    """Every prompt through `hippo hook claude-code` (a real process), with the router's `values` set as
+    the hook reads them (HIPPO_RECALL_*)."""
+    extra = {"HIPPO_RECALL_BUDGET_MS": str(budget_ms)} | {ENV_OF[k]: str(v) for k, v in values.items()}
     port = free_port()
     rows = []
 
@@ -368,7 +428,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lme-questions", type=int, default=3)
     ap.add_argument("--fillers", type=int, default=8, help="LongMemEval sessions kept besides the evidence")
     ap.add_argument(
-        "--max-prompts", type=int, default=40, help="answerable prompts per set (and as many others)"
+        "--max-prompts",
+        type=int,
+        default=40,
+        help="answerable prompts per set run through the hook process (and as many others); the router is "
+        "scored offline on every prompt",
     )
     ap.add_argument("--no-librarian", action="store_true", help="skip the runs with a librarian")
     ap.add_argument(
@@ -377,7 +441,15 @@ def main(argv: list[str] | None = None) -> int:
         default=1500,
         help="the hook's budget in the runs with a librarian (raise it on a loaded machine to measure the decisions)",
     )
-    ap.add_argument("--local-prompts", type=int, default=6, help="prompts per kind run without a librarian")
+    ap.add_argument(
+        "--local-budget-ms", type=int, default=1500, help="the hook's budget in the runs without a librarian"
+    )
+    ap.add_argument(
+        "--latency-only",
+        action="store_true",
+        help="hook latency only (the shipped bars, no offline scoring): `--max-prompts` prompts per kind on the "
+        "first index, with and without a librarian; written as recall_bench-latency",
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args(argv)
 
@@ -387,12 +459,10 @@ def main(argv: list[str] | None = None) -> int:
     generic = [
         {"id": f"generic-{i}", "kind": "unanswerable", "prompt": p} for i, p in enumerate(GENERIC_PROMPTS)
     ]
-    per_index = max(1, args.max_prompts // max(1, len(args.conversations.split(","))))
     for conv in args.conversations.split(","):
         settings = build_locomo(args.locomo, conv, args.work / "locomo")
         covers = invert(evidence_covers(settings)[0])
-        prompts = locomo_prompts(args.locomo, conv)[:per_index]
-        sets["locomo"].append((settings, prompts, covers))
+        sets["locomo"].append((settings, locomo_prompts(args.locomo, conv), covers))
     questions = lme_questions(args.lme)[: args.lme_questions]
     all_sessions = {q["qid"]: lme_sessions(args.lme, q["qid"]) for q in lme_questions(args.lme)}
     lme_fillers: list[str] = []
@@ -404,25 +474,32 @@ def main(argv: list[str] | None = None) -> int:
     for q in questions:
         settings = build_lme(args.lme, q["qid"], args.work / "lme-built", args.fillers)
         kept = lme_kept_sessions(q, all_sessions[q["qid"]], args.fillers)
-        covers = {s: {f"60-chats/{all_sessions[q['qid']][s].name}"} for s in q["evidence_sessions"]}
+        covers = {
+            f"{q['qid']}:{s}": {f"60-chats/{all_sessions[q['qid']][s].name}"} for s in q["evidence_sessions"]
+        }
         prompt = {
             "id": q["qid"],
             "set": "lme",
             "kind": "answerable",
             "prompt": q["question"],
-            "evidence": q["evidence_sessions"],
+            "evidence": [f"{q['qid']}:{s}" for s in q["evidence_sessions"]],
         }
         in_vault += [all_sessions[q["qid"]][s].read_text(encoding="utf-8") for s in kept]
         sets["lme"].append((settings, [prompt], covers))
     built_text = "\n".join(in_vault)
-    lme_fillers = [
-        t for t in lme_fillers if t[:200] not in built_text
-    ]  # shared filler sessions: not in an index
-    # unanswerable prompts: generic ones on every index, LongMemEval fillers (from haystacks not built) too
-    n_un = max(1, args.max_prompts // 2)
+    lme_fillers = [t for t in lme_fillers if t[:200] not in built_text]  # shared filler sessions: not indexed
+    # unanswerable prompts: generic ones and LongMemEval fillers (first user turns of haystacks not built),
+    # asked of the first index of each set
+    n_un = max(1, args.max_prompts)
     un_fillers = [
-        {"id": f"filler-{i}", "kind": "unanswerable", "prompt": t} for i, t in enumerate(lme_fillers[:n_un])
+        {"id": f"filler-{i}", "kind": "unanswerable", "prompt": t} for i, t in enumerate(lme_fillers[:60])
     ]
+
+    def batch(
+        name: str, k: int, prompts: list[dict[str, Any]], answerable: int, others: int
+    ) -> list[dict[str, Any]]:
+        unanswerable = [*generic, *un_fillers[: max(0, others - len(generic))]] if k == 0 else []
+        return [*prompts[:answerable], *[{**u, "set": name} for u in unanswerable[:others]]]
 
     report: dict[str, Any] = {
         "sets": {},
@@ -430,39 +507,70 @@ def main(argv: list[str] | None = None) -> int:
         "config": vars(args)
         | {k: relative_path(str(getattr(args, k))) for k in ("locomo", "lme", "work", "json")},
     }
+    if args.latency_only:
+        for name, items in sets.items():
+            settings, prompts, covers = items[0]
+            few = batch(name, 0, prompts, args.max_prompts, args.max_prompts)
+            result = {
+                "without_librarian": summarise(
+                    measure(settings, few, covers, {}, False, args.local_budget_ms)
+                ),
+                "with_librarian": summarise(measure(settings, few, covers, {}, True, args.budget_ms)),
+            }
+            report["sets"][name] = result
+            print(json.dumps({name: result}, indent=2), flush=True)
+        from eval.results import write_result
+
+        write_result("recall_bench-latency", report, argv, module="eval.recall_bench")
+        return 0
+
     rows_by_set: dict[str, list[dict[str, Any]]] = {}
     covers_by_set: dict[str, dict[str, set[str]]] = {}
     for name, items in sets.items():
         rows: list[dict[str, Any]] = []
         merged: dict[str, set[str]] = {}
-        for settings, prompts, covers in items:
-            unanswerable = generic + un_fillers if settings is items[0][0] else []
-            rows += candidates_for(settings, [*prompts, *[{**u, "set": name} for u in unanswerable]])
+        for k, (settings, prompts, covers) in enumerate(items):
+            rows += candidates_for(
+                settings, batch(name, k, prompts, len(prompts), len(generic) + len(un_fillers))
+            )
             merged |= covers
         rows_by_set[name], covers_by_set[name] = rows, merged
-    chosen = {
-        "locomo": choose_threshold(rows_by_set["lme"], covers_by_set["lme"]),  # chosen on the other set
-        "lme": choose_threshold(rows_by_set["locomo"], covers_by_set["locomo"]),
+    other = {"locomo": "lme", "lme": "locomo"}
+    # each set's router values are chosen on the other set only (leave one set out)
+    chosen_by_set = {
+        name: {
+            key: choose_params(rows_by_set[other[name]], covers_by_set[other[name]], key) for key in BAR_FIELD
+        }
+        for name in sets
     }
+    from hippo_core.recall.route import RouteParams
+
+    per_index = max(1, args.max_prompts // max(1, len(sets["locomo"])))
     for name, items in sets.items():
+        rows, covers = rows_by_set[name], covers_by_set[name]
+        chosen = chosen_by_set[name]
         result: dict[str, Any] = {
-            "threshold_from_other_set": chosen[name],
-            "search_hit_at_3": round(hit_at3(rows_by_set[name], covers_by_set[name]), 3),
+            "chosen_on_the_other_set": chosen,
+            "router_on_every_prompt": {
+                "with_librarian": {
+                    "search_hit_at_3": round(hit_at3(rows, covers, "hits"), 3),
+                    **rates(simulate(rows, covers, "hits", RouteParams(**chosen["hits"]))),
+                },
+                "without_librarian": {
+                    "search_hit_at_3": round(hit_at3(rows, covers, "lexical"), 3),
+                    **rates(simulate(rows, covers, "lexical", RouteParams(**chosen["lexical"]))),
+                },
+            },
         }
         for mode in ("without_librarian", *(() if args.no_librarian else ("with_librarian",))):
-            rows = []
-            for settings, prompts, covers in items:
-                unanswerable = generic + un_fillers if settings is items[0][0] else []
-                batch = [*prompts, *[{**u, "set": name} for u in unanswerable]]
-                if mode == "with_librarian":
-                    rows += measure(settings, batch, covers, chosen[name], True, args.budget_ms)
-                else:  # the default budget: cold in-process search, so only a few prompts per kind
-                    few = [
-                        *prompts[: args.local_prompts],
-                        *[{**u, "set": name} for u in unanswerable[: args.local_prompts]],
-                    ]
-                    rows += measure(settings, few, covers, chosen[name], False, 1500)
-            result[mode] = summarise(rows)
+            measured: list[dict[str, Any]] = []
+            for k, (settings, prompts, covers) in enumerate(items):
+                few = batch(name, k, prompts, per_index if name == "locomo" else 1, n_un)
+                librarian_on = mode == "with_librarian"
+                budget = args.budget_ms if librarian_on else args.local_budget_ms
+                values = chosen["hits"] | chosen["lexical"]
+                measured += measure(settings, few, covers, values, librarian_on, budget)
+            result[f"hook_{mode}"] = summarise(measured)
         report["sets"][name] = result
         print(json.dumps({name: result}, indent=2), flush=True)
     if args.json:

@@ -45,14 +45,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import polars as pl
 
+import hippo_resources
 from hippo_core.index.bm25 import BM25Index
 from hippo_core.index.chunking import split_sections
-from hippo_core.index.tokenize import Tokenizer, TokenizerConfig, is_bigram
+from hippo_core.index.tokenize import Tokenizer, TokenizerConfig, bigram_heads, is_bigram
 from hippo_core.ranking.adaptive_fusion import WEIGHTS_FILE, FusionModel, lane_signals, load_model
 from hippo_core.ranking.calibration import LoadedCalibration, parse_calibration
 from hippo_core.ranking.conversation_context import Place, named_speaker, speaker_label, with_context
@@ -80,22 +81,24 @@ from hippo_core.ranking.time import DAY_END, about_the_past, in_span, newest_fir
 from hippo_core.safety.text_input import decode_utf8, validate_path_prefix
 from hippo_core.vault import frontmatter
 from hippo_core.vault.vault_layout import is_navigation_page
-from hippo_resources import (
-    ChunkStore,
-    Embedder,
-    EmbedderError,
-    FactStore,
-    Ledger,
-    LexicalStore,
-    Reranker,
-    Vault,
-    VectorStore,
-    build_resources,
-)
-from hippo_resources.lexical_store import GenerationUnreadable, LexicalView
+from hippo_resources import build_resources
+from hippo_resources.lexical_segments import GenerationUnreadable, LexicalView
 from hippo_search.envelope import FailedBefore, SearchHit, SearchRequest, SearchResponse, Section
 from hippo_search.table import Masks, Part, Rows
 from hippo_settings import HippoSettings
+
+if TYPE_CHECKING:  # the resources' modules import Dagster and Chroma: a lexical-only reader needs neither
+    from hippo_resources import (
+        ChunkStore,
+        Embedder,
+        FactStore,
+        Ledger,
+        LexicalStore,
+        Reranker,
+        Vault,
+        VectorStore,
+    )
+    from hippo_resources.lexical_segments import LexicalReader
 
 Ranked = list[tuple[str, float]]
 """A lane's result: (chunk id, score) best first; BM25 scores for the lexical lane, cosine for the semantic."""
@@ -169,6 +172,31 @@ def open_engine(settings: HippoSettings, log: bool = True) -> SearchEngine:
     )
 
 
+def lexical_engine(settings: HippoSettings, morphology: bool = True) -> SearchEngine:
+    """The same pipeline over the settings' lexical index alone, without Dagster, Chroma or the embedder
+    (their imports and model cost seconds): searches run lexically with the ranking the embedder's
+    calibration sets. `morphology=False` analyzes queries without Kiwi (Hangul by its bigrams). The prompt
+    hook uses it when no librarian runs; everything else opens the full engine."""
+    from hippo_resources.lexical_segments import LexicalReader
+
+    reader = LexicalReader(settings.lexical_dir)
+    # the calibration of the embedder that built this index (its manifest names it), as the librarian's
+    built_with = str((reader.manifest() or {}).get("embed_model") or "")
+    loaded = read_calibration(settings.calibration_path, built_with)
+    ranking, evidence = RankingParams(), EvidenceParams()
+    if loaded.applied:
+        ranking, evidence = loaded.ranking_params(ranking), loaded.evidence_params(evidence)
+    return SearchEngine(
+        lexical_store=reader,
+        vector_store=None,
+        embedder=None,
+        params=ranking,
+        evidence_params=evidence,
+        calibration_status=loaded.status,
+        tokenizer=Tokenizer(TokenizerConfig(), morphology=morphology),
+    )
+
+
 def engine_from_resources(
     lexical_store: LexicalStore,
     vector_store: VectorStore,
@@ -237,8 +265,8 @@ class Snapshot:
 
 
 def load_snapshot(
-    lexical_store: LexicalStore,
-    vector_store: VectorStore,
+    lexical_store: LexicalStore | LexicalReader,
+    vector_store: VectorStore | None,
     manifest: dict[str, Any],
     previous: Snapshot | None = None,
 ) -> Snapshot:
@@ -280,9 +308,11 @@ def load_snapshot(
     )
 
 
-def open_vectors(vector_store: VectorStore) -> tuple[Any, str | None]:
+def open_vectors(vector_store: VectorStore | None) -> tuple[Any, str | None]:
     """The vector collection for a new generation, or None and why: a store that cannot be opened (a full
     disk, a corrupt folder before the next run rebuilds it) costs the semantic lane, not the search."""
+    if vector_store is None:
+        return None, "no vector store (a lexical-only engine)"
     try:
         vector_store.forget_clients()
         return vector_store.collection(), None
@@ -573,7 +603,10 @@ def _rank_sections(
     tokenizer: Tokenizer,
     today: dt.date,
 ) -> list[SearchHit]:
-    q_terms = content_terms(q_tokens)
+    # bigrams are only a recall aid next to Kiwi's morphemes; without Kiwi each Hangul word's first bigram
+    # stands for it, and a query Kiwi found nothing in is its bigrams
+    q_terms = content_terms(q_tokens) | (set() if tokenizer.morphology else set(bigram_heads(q_tokens)))
+    q_terms = q_terms or set(q_tokens)
     q_cols = [snap.index.vocab[t] for t in q_terms if t in snap.index.vocab]
     norm_query = normalize_query(query)
     cand_rows = np.array([snap.row_of[c.chunk_id] for c in candidates], dtype=np.int64)
@@ -778,9 +811,9 @@ class SearchEngine:
 
     def __init__(
         self,
-        lexical_store: LexicalStore,
-        vector_store: VectorStore,
-        embedder: Embedder,
+        lexical_store: LexicalStore | LexicalReader,
+        vector_store: VectorStore | None,
+        embedder: Embedder | None,
         vault: Vault | None = None,
         ledger: Ledger | None = None,
         params: RankingParams | None = None,
@@ -790,6 +823,7 @@ class SearchEngine:
         reranker: Reranker | None = None,
         chunk_store: ChunkStore | None = None,
         fact_store: FactStore | None = None,
+        tokenizer: Tokenizer | None = None,
     ) -> None:
         self.reranker = reranker
         self.fact_store = fact_store
@@ -805,7 +839,7 @@ class SearchEngine:
         self.today = today
         self._snapshot: Snapshot | None = None
         self._lock = threading.Lock()
-        self._tokenizer: Tokenizer | None = None
+        self._tokenizer: Tokenizer | None = tokenizer
         self._embedding: ThreadPoolExecutor | None = None
         self._logging: ThreadPoolExecutor | None = None
         self._stored: StoredHashes | None = None
@@ -876,6 +910,8 @@ class SearchEngine:
         self, request: SearchRequest, params: RankingParams | None = None, log: bool = True
     ) -> SearchResponse:
         # 1. request (validated by SearchRequest) against the live generation
+        if self.embedder is None and request.mode != "lexical":  # a lexical-only engine (`lexical_engine`)
+            request = request.model_copy(update={"mode": "lexical"})
         params = params or self.params
         snap = self.snapshot()
         mask = lexical_mask(snap, request, params)
@@ -915,7 +951,7 @@ class SearchEngine:
             else:
                 try:
                     semantic = self._semantic(snap, request, params, mask, vector)
-                except (EmbedderError, VectorStoreUnavailable) as exc:
+                except (hippo_resources.EmbedderError, VectorStoreUnavailable) as exc:
                     status, reason = "degraded", f"semantic lane unavailable, lexical results only: {exc}"
                 if reason is None and snap.pending_vectors:
                     status = "degraded"

@@ -248,6 +248,18 @@ class HippoSettings(BaseSettings):
         le=1,
         description="The deterministic router's bar for needs_context (default: the calibrated RouteParams value).",
     )
+    recall_lexical_need_threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="The router's bar when only the lexical lane answered (the hook's in-process search; default: RouteParams).",
+    )
+    recall_semantic_weight: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="The semantic lane's share of a candidate's fit in the router (default: RouteParams).",
+    )
     route_engine: Literal["auto", "deterministic", "llm"] = Field(
         default="auto",
         description="hippo_route's engine: `auto` is the LLM when ANTHROPIC_API_KEY is set, else deterministic.",

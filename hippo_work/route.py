@@ -18,11 +18,13 @@ from pydantic import BaseModel, Field
 
 from hippo_core.recall.context import RecallItem, SkillItem
 from hippo_core.recall.route import RouteCandidate, RouteParams, decide
-from hippo_core.safety.scrub import scrub
+from hippo_core.safety.scrub import KINDS as SECRET_KINDS
+from hippo_core.safety.scrub import placeholder, scrub
 
 if TYPE_CHECKING:
     from hippo_resources.llm import LLM
     from hippo_search.pipeline import SearchEngine
+    from hippo_settings import HippoSettings
     from hippo_work.suggest import SkillLane
 
 ROUTE_CANDIDATES = 8
@@ -163,9 +165,12 @@ class LLMRouter:
 
 
 def prompt_query(prompt: str) -> str:
-    """A prompt as a search query: secrets redacted, control characters dropped, whitespace collapsed,
-    cut to the search's query limit."""
-    text = " ".join(_CONTROL.sub(" ", scrub(prompt[:20_000]).text).split())
+    """A prompt as a search query: secrets removed (not even their redaction marker, whose words would
+    count as query terms), control characters dropped, whitespace collapsed, cut to the search's limit."""
+    text = scrub(prompt[:20_000]).text
+    for kind in SECRET_KINDS:
+        text = text.replace(placeholder(kind), " ")
+    text = " ".join(_CONTROL.sub(" ", text).split())
     data = text.encode("utf-8")[:MAX_QUERY_BYTES]
     return data.decode("utf-8", "ignore").strip()
 
@@ -253,6 +258,28 @@ class RecallResponse(BaseModel):
     skills: list[SkillItem] = Field(default_factory=list)
 
 
+def recall_items(result: RouteResult, params: RouteParams) -> list[RecallItem]:
+    """What a prompt is shown of a route's result: nothing unless it needs context, then every candidate
+    that fits (`min_fit`), best first (the bench scores exactly this)."""
+    if not result.needs_context:
+        return []
+    return [
+        RecallItem(anchor=c.anchor, date=c.updated, snippet=c.snippet)
+        for c in result.candidates
+        if c.fit >= params.min_fit
+    ]
+
+
+def route_params(settings: HippoSettings) -> RouteParams:
+    """The router's parameters with the values the settings override (the hook and the librarian share it)."""
+    bars = {
+        "need_threshold": settings.recall_need_threshold,
+        "lexical_need_threshold": settings.recall_lexical_need_threshold,
+        "semantic_weight": settings.recall_semantic_weight,
+    }
+    return RouteParams(**{k: v for k, v in bars.items() if v is not None})
+
+
 def recall(
     engine: SearchEngine,
     prompt: str,
@@ -267,13 +294,7 @@ def recall(
         return RecallResponse(needs_context=False, reason="empty prompt")
     router = DeterministicRouter(params)
     result = judge_hits(query, _candidates(engine, query, None), router)
-    items = []
-    if result.needs_context:
-        items = [
-            RecallItem(anchor=c.anchor, date=c.updated, snippet=c.snippet)
-            for c in result.candidates
-            if c.fit >= router.params.min_fit
-        ]
+    items = recall_items(result, router.params)
     skills: list[SkillItem] = []
     reason = None
     if lane is not None:

@@ -3,9 +3,11 @@
 Claude Code (and Codex's hooks.json) run `hippo hook claude-code|codex` with `{"hook_event_name":
 "UserPromptSubmit", "prompt": …}` on stdin before the model sees the prompt; what the hook prints as
 `hookSpecificOutput.additionalContext` is added to the model's context. This asks the running librarian
-(`POST /api/v1/recall`, found as `hippo search` finds it) or, when none runs, searches in process; the
-deterministic router decides whether anything fits (`hippo_work.route.recall`). The answer is at most
-HIPPO_RECALL_MAX_BYTES of quoted, untrusted reference material (anchor, date, snippet), or nothing.
+(`POST /api/v1/recall`, found as `hippo search` finds it) or, when none runs, searches in process with
+the lexical lane alone (`hippo_search.pipeline.lexical_engine`: no Dagster, Chroma, embedder or Kiwi
+model to load); the deterministic router decides whether anything fits (`hippo_work.route.recall`).
+The answer is at most HIPPO_RECALL_MAX_BYTES of quoted, untrusted reference material (anchor, date,
+snippet), or nothing.
 
 Budget: HIPPO_RECALL_BUDGET_MS from the process's start (imports included). The work runs in a worker
 thread; when the budget is gone the hook prints nothing and the process ends at once (a slow librarian
@@ -58,17 +60,16 @@ def _remote(settings: HippoSettings, prompt: str, timeout: float) -> dict[str, A
 
 
 def _local(settings: HippoSettings, prompt: str, budget_ms: int) -> dict[str, Any]:
-    """In process: the search engine on this machine's stores (seconds when cold: the budget decides)."""
-    from hippo_core.recall.route import RouteParams
-    from hippo_search.pipeline import open_engine
-    from hippo_work.route import recall
+    """In process, when no librarian runs: the search pipeline over the lexical index alone
+    (`lexical_engine`: no Dagster, Chroma or embedding model to load, and Hangul read by its bigrams
+    rather than by Kiwi, whose model takes seconds to load), judged by the same router."""
+    from hippo_search.pipeline import lexical_engine
+    from hippo_work.route import recall, route_params
     from hippo_work.suggest import SkillLane
 
-    engine = open_engine(settings, log=False)
+    engine = lexical_engine(settings, morphology=False)
     lane = SkillLane(skill_folders_for(settings)) if settings.recall_skills else None
-    bar = settings.recall_need_threshold
-    params = RouteParams(**({"need_threshold": bar} if bar is not None else {}))
-    return recall(engine, prompt, params, lane=lane, budget_ms=budget_ms).model_dump()
+    return recall(engine, prompt, route_params(settings), lane=lane, budget_ms=budget_ms).model_dump()
 
 
 def skill_folders_for(settings: HippoSettings, project_dir: Path | None = None) -> list[Path]:

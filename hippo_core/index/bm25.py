@@ -27,11 +27,13 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import scipy.sparse as sp
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp  # imported where matrices are built: a reader of an index never needs it
 
 __all__ = [
     "BM25Index",
@@ -102,6 +104,8 @@ class Postings:
     @classmethod
     def from_counts(cls, matrix: sp.csr_array) -> Postings:
         """One slot per column of a rows × terms count matrix."""
+        import scipy.sparse as sp
+
         n_rows = matrix.shape[0]
         csc = sp.csc_array(matrix)
         csc.sum_duplicates()  # sorted row ids within each column
@@ -154,6 +158,8 @@ class TermCounts:
     @staticmethod
     def matrix_from_arrays(arrays: Mapping[str, np.ndarray], n_cols: int) -> sp.csr_array:
         """The count matrix over stored (possibly memory-mapped) arrays, not copied."""
+        import scipy.sparse as sp
+
         shape = (len(arrays["indptr"]) - 1, n_cols)
         return sp.csr_array((arrays["data"], arrays["indices"], arrays["indptr"]), shape=shape, copy=False)
 
@@ -176,6 +182,8 @@ def gather_counts(
     columns. For a delta (`full=False`) the vocabulary's ids stay and the result names only the columns
     past them (`TermCounts.first`); for a full build every column no row uses is dropped. Dropped columns
     are renumbered away in order."""
+    import scipy.sparse as sp
+
     source = np.asarray(source, dtype=np.int64)
     fresh = np.flatnonzero(source < 0)
     if len(fresh) != len(fresh_tokens):
@@ -365,6 +373,8 @@ class Delta:
 
     def counts(self, n_base_terms: int) -> sp.csr_array:
         """The delta rows' counts as CSR over the view's term ids (what the next delta copies rows from)."""
+        import scipy.sparse as sp
+
         p = self.postings
         n_cols = n_base_terms + len(self.new_terms)
         cols = np.repeat(self.term_ids, np.diff(p.indptr))
@@ -733,6 +743,8 @@ def _take_rows(parts: Sequence[sp.csr_array], source: np.ndarray, n_cols: int) -
     row `source[i]`), each row's entries as they are. Copied run by run: an edit keeps almost every row
     where it was, so a 100k-row update is a few slice copies instead of scipy's `vstack` and row indexing
     (1.5 s at 20M entries)."""
+    import scipy.sparse as sp
+
     starts = np.cumsum([0, *(p.shape[0] for p in parts)])
     lengths = (
         np.concatenate([np.diff(p.indptr) for p in parts]).astype(np.int64)
@@ -767,6 +779,8 @@ def _count_rows(
     """Occurrence counts of tokenized docs as CSR rows (columns ascending within a row). A token's column
     is its id in `fixed` (a shared vocabulary, not extended) or in `vocab`, which unseen terms extend
     with the next id after both."""
+    import scipy.sparse as sp
+
     n_docs = len(corpus_tokens)
     offset = len(fixed)
     setdefault = vocab.setdefault

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ANALYZER_VERSION",
     "BIGRAM_MARKER",
+    "bigram_heads",
     "ENGLISH_STOPWORDS",
     "Tokenizer",
     "TokenizerConfig",
@@ -146,6 +147,22 @@ def is_bigram(token: str) -> bool:
     return token.startswith(BIGRAM_MARKER)
 
 
+def bigram_heads(tokens: Sequence[str]) -> list[str]:
+    """The first bigram of each Hangul run in analyzed tokens (consecutive bigrams of one run overlap by a
+    syllable): without Kiwi, a Korean word's head stands for its stem, while the bigrams of its particles
+    and endings (`피와`, `어야`) would count as query terms no note holds."""
+    heads: list[str] = []
+    previous = ""
+    for token in tokens:
+        if is_bigram(token):
+            if not (previous and previous[-1] == token[1]):
+                heads.append(token)
+            previous = token
+        else:
+            previous = ""
+    return heads
+
+
 def normalize_english(word: str) -> str:
     """Strip a possessive and a regular plural; deliberately no real stemming.
 
@@ -190,10 +207,14 @@ def _pieces(text: str) -> list[tuple[int, str]]:
 class Tokenizer:
     """Text → list of index terms, in document order with duplicates kept (BM25 needs tf)."""
 
-    def __init__(self, config: TokenizerConfig | None = None) -> None:
+    def __init__(self, config: TokenizerConfig | None = None, morphology: bool = True) -> None:
+        """`morphology=False` never loads Kiwi (seconds): Hangul gives its bigrams only, Latin words and
+        numbers as usual, so the tokens are a subset of the full analysis and match the same index (the
+        prompt hook's in-process search, which cannot wait for Kiwi's model)."""
         self._config = config or TokenizerConfig()
         tags = set(self._config.morph_tags)
-        self._kiwi_tags = frozenset(tags - _REGEX_TAGS)
+        self._kiwi_tags = frozenset(tags - _REGEX_TAGS) if morphology else frozenset()
+        self._morphology = morphology
         self._words = "SL" in tags
         self._numbers = "SN" in tags
         self._fingerprint = self._config.fingerprint()
@@ -201,6 +222,11 @@ class Tokenizer:
     @property
     def config(self) -> TokenizerConfig:
         return self._config
+
+    @property
+    def morphology(self) -> bool:
+        """Whether Hangul and Hanja go through Kiwi (False: their bigrams are all this analyzer emits)."""
+        return self._morphology
 
     def fingerprint(self) -> str:
         """The config fingerprint, recorded by an index so a mismatched analyzer can be detected."""

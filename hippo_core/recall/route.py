@@ -69,34 +69,52 @@ class RouteCandidate(BaseModel):
 
 
 class RouteParams(BaseModel, frozen=True):
-    """`need_threshold` is the bar eval.recall_bench chose on LoCoMo-dev (conv-26; reported on LongMemEval-dev);
-    the other values are set by hand from the lanes' calibration (similarity bounds around the solo-match floor)."""
+    """The bars (`need_threshold` with both lanes, `lexical_need_threshold` with the lexical lane alone) and
+    `semantic_weight` are chosen by `python -m eval.recall_bench` leaving one set out (fit on LoCoMo-dev, reported on
+    LongMemEval-dev and back; docs/benchmarks/recall_bench.md); the other values are set by hand from the
+    lanes' calibration (similarity bounds around the solo-match floor) and the prompt shapes seen there."""
 
     coverage_strong: float = Field(default=0.6, gt=0, le=1)
     similarity_low: float = Field(default=0.80, ge=-1, le=1)
     similarity_high: float = Field(default=0.88, ge=-1, le=1)
+    semantic_weight: float = Field(
+        default=0.5, ge=0, le=1, description="The semantic lane's share of a fit (the rest is coverage)."
+    )
     agreement_bonus: float = Field(default=0.1, ge=0, le=1)
     weak_factor: float = Field(default=0.5, ge=0, le=1)
     rank_decay: float = Field(default=0.08, ge=0, le=1)
-    need_threshold: float = Field(
-        default=0.525, ge=0, le=1
-    )  # eval.recall_bench: chosen on LoCoMo-dev conv-26
+    need_threshold: float = Field(default=0.525, ge=0, le=1)
+    lexical_need_threshold: float = Field(
+        default=0.525, ge=0, le=1, description="The bar when no candidate carries a semantic similarity."
+    )
     memory_cue_bonus: float = Field(default=0.05, ge=0, le=1)
     task_cue_penalty: float = Field(default=0.1, ge=0, le=1)
+    min_words: int = Field(
+        default=3, ge=0, description="Shorter prompts (`continue`, `window?`, `yes do it`) steer the agent."
+    )
     min_fit: float = Field(default=0.3, ge=0, le=1)  # candidates under it are not injected
 
 
-def candidate_fit(c: RouteCandidate, rank: int, params: RouteParams) -> float:
+def lexical_only(candidates: Sequence[RouteCandidate]) -> bool:
+    """No candidate carries a semantic similarity: the lexical lane answered alone (the hook's in-process
+    search, or a librarian whose semantic lane is down)."""
+    return not any(c.semantic_similarity is not None for c in candidates)
+
+
+def candidate_fit(c: RouteCandidate, rank: int, params: RouteParams, lexical_alone: bool = False) -> float:
     """0..1: lexical coverage and semantic closeness combined, lane agreement rewarded, weak hits and
-    lower ranks discounted."""
+    lower ranks discounted; with the lexical lane alone, its coverage is the whole evidence."""
     lexical = min(c.coverage / params.coverage_strong, 1.0)
-    semantic = 0.0
-    if c.semantic_similarity is not None:
-        span = max(params.similarity_high - params.similarity_low, 1e-6)
-        semantic = min(max((c.semantic_similarity - params.similarity_low) / span, 0.0), 1.0)
-    fit = 0.5 * lexical + 0.5 * semantic
-    if "lexical" in c.matched_by and "semantic" in c.matched_by:
-        fit += params.agreement_bonus
+    if lexical_alone:
+        fit = lexical
+    else:
+        semantic = 0.0
+        if c.semantic_similarity is not None:
+            span = max(params.similarity_high - params.similarity_low, 1e-6)
+            semantic = min(max((c.semantic_similarity - params.similarity_low) / span, 0.0), 1.0)
+        fit = (1 - params.semantic_weight) * lexical + params.semantic_weight * semantic
+        if "lexical" in c.matched_by and "semantic" in c.matched_by:
+            fit += params.agreement_bonus
     if c.weak:
         fit *= params.weak_factor
     fit *= max(0.0, 1.0 - params.rank_decay * rank)
@@ -122,9 +140,13 @@ class RouteDecision(BaseModel):
 def decide(
     query: str, candidates: Sequence[RouteCandidate], params: RouteParams | None = None
 ) -> RouteDecision:
-    """`needs_context` when the best candidate's fit clears the bar the prompt's shape sets."""
+    """`needs_context` when the best candidate's fit clears the bar the prompt's shape sets (the lexical
+    bar when the lexical lane answered alone); a prompt of fewer than `min_words` words never needs it."""
     params = params or RouteParams()
-    fits = [candidate_fit(c, i, params) for i, c in enumerate(candidates)]
-    bar = params.need_threshold + shape_offset(query_shape(query), params)
+    alone = lexical_only(candidates)
+    fits = [candidate_fit(c, i, params, alone) for i, c in enumerate(candidates)]
+    shape = query_shape(query)
+    bar = (params.lexical_need_threshold if alone else params.need_threshold) + shape_offset(shape, params)
     best = max(fits, default=0.0)
-    return RouteDecision(needs_context=bool(fits) and best >= bar, confidence=round(best - bar, 4), fits=fits)
+    needs = bool(fits) and best >= bar and shape.words >= params.min_words
+    return RouteDecision(needs_context=needs, confidence=round(best - bar, 4), fits=fits)

@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse
 from hippo_core.recall.route import RouteParams
 from hippo_search.pipeline import NotIndexedError
 from hippo_server.schemas import error_response
-from hippo_work.route import RecallRequest, recall, route, router_for
+from hippo_work.route import RecallRequest, recall, route, route_params, router_for
 from hippo_work.suggest import SkillLane, skill_folders
 
 if TYPE_CHECKING:
@@ -73,13 +73,7 @@ class RecallServices:
             embed = lambda texts, role: embedder.embed(texts, role=role, use_cache=role == "passage")  # noqa: E731
         key = settings.anthropic_api_key.get_secret_value() if settings.anthropic_api_key else None
         llm = LLM(api_key=key, model=settings.llm_model, max_tokens=1024, max_retries=1, timeout_seconds=20.0)
-        params = RouteParams(
-            **(
-                {"need_threshold": settings.recall_need_threshold}
-                if settings.recall_need_threshold is not None
-                else {}
-            )
-        )
+        params = route_params(settings)
         return cls(
             engine, SkillLane(folders, embed), llm, settings.route_engine, settings.suggest_budget_ms, params
         )

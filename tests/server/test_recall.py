@@ -12,8 +12,9 @@ import httpx2
 import pytest
 from fastapi.testclient import TestClient
 
+from hippo_core.index.tokenize import BIGRAM_MARKER, Tokenizer, bigram_heads
 from hippo_core.recall.context import BLOCK_OPEN, REFERENCE_NOTICE
-from hippo_core.recall.route import RouteCandidate, decide
+from hippo_core.recall.route import RouteCandidate, RouteParams, decide
 from hippo_resources.llm import LLM
 from hippo_search.envelope import SearchHit, SearchRequest
 from hippo_search.pipeline import open_engine
@@ -194,6 +195,68 @@ def test_deterministic_router_reads_lanes_agreement_weak_floor_and_query_shape()
         > decide("write a python function for the retry policy", [mid]).confidence
     )
     assert json.loads(json.dumps(decide("x", [strong, weak]).model_dump()))["fits"][0] > 0.9
+
+
+def test_lexical_lane_alone_is_judged_by_coverage_against_its_own_bar_and_short_prompts_never_need_it() -> (
+    None
+):
+    covered = RouteCandidate(anchor="a", coverage=0.8, matched_by=["lexical"])
+    thin = RouteCandidate(anchor="b", coverage=0.1, matched_by=["lexical"])
+    question = "when did Caroline go to the support group?"
+    low, high = RouteParams(lexical_need_threshold=0.5), RouteParams(lexical_need_threshold=1.0)
+    assert decide(question, [covered], low).needs_context  # no similarity anywhere: the lexical bar
+    assert not decide(question, [thin], low).needs_context
+    assert decide(question, [covered], low).fits == [1.0]  # coverage 0.8 >= coverage_strong
+    half = RouteCandidate(anchor="d", coverage=0.45, matched_by=["lexical"])  # fit 0.75
+    assert decide(question, [half], low).needs_context and not decide(question, [half], high).needs_context
+    # one candidate with a similarity: both lanes answered, the other bar and the semantic share apply
+    both = RouteCandidate(
+        anchor="c", coverage=0.8, semantic_similarity=0.79, matched_by=["lexical", "semantic"]
+    )
+    assert decide(question, [both], RouteParams(need_threshold=0.5, semantic_weight=0.0)).needs_context
+    assert not decide(question, [both], RouteParams(need_threshold=0.5, semantic_weight=1.0)).needs_context
+    assert not decide("continue", [covered], low).needs_context  # steering words, not a question to memory
+    tokens = Tokenizer(morphology=False).tokenize("커피와 카페인 coffee")  # the hook's local analyzer
+    assert tokens == [
+        BIGRAM_MARKER + "커피",
+        BIGRAM_MARKER + "피와",
+        BIGRAM_MARKER + "카페",
+        BIGRAM_MARKER + "페인",
+        "coffee",
+    ]
+    assert bigram_heads(tokens) == [
+        BIGRAM_MARKER + "커피",
+        BIGRAM_MARKER + "카페",
+    ]  # a word's head, not its particle
+    assert not decide("window?", [covered], low).needs_context
+
+
+def test_local_path_answers_from_the_lexical_index_without_dagster_chroma_or_kiwi(
+    indexed: HippoSettings, tmp_path: Path
+) -> None:
+    """No librarian: the hook process searches the lexical index in process (a real subprocess over the
+    indexed fixture vault); Korean is read by its bigrams, so Kiwi's model is never loaded."""
+    env = hook_env(
+        indexed.home, indexed.vault, free_port(), HIPPO_RECALL_BUDGET_MS="120000", HIPPO_RECALL_SKILLS="false"
+    )
+    result, _ = run_hook(
+        env, prompt_payload("커피와 카페인, 잠들기 전에 언제 끊어야 해?", tmp_path), "-X", "importtime"
+    )
+    assert result.returncode == 0 and result.stdout, log_of(indexed.home)
+    context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith(BLOCK_OPEN) and "20-wiki/health/sleep-hygiene.md" in context
+    assert "(local)" in log_of(indexed.home).splitlines()[-1]
+    modules = {line.split("|")[-1].strip() for line in result.stderr.decode().splitlines() if "|" in line}
+    assert "hippo_search.pipeline" in modules  # it did search in process
+    assert not {m.split(".")[0] for m in modules} & {"dagster", "chromadb", "torch", "scipy", "httpx"}
+    assert not modules & {
+        "hippo_resources.embedder",
+        "hippo_resources.vector_store",
+        "hippo_resources.lexical_store",
+    }
+    result, _ = run_hook(env, prompt_payload("Write a haiku about autumn leaves falling", tmp_path))
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert "no context needed (local)" in log_of(indexed.home).splitlines()[-1]
 
 
 def test_in_process_recall_adds_quoted_results_and_no_secret(indexed: HippoSettings, tmp_path: Path) -> None:
