@@ -203,7 +203,7 @@ def test_snippet_pattern_finds_what_one_lookbehind_per_term_found() -> None:
     text_chars = [*"abAB_ -.가나다ßİ1漢\nſKΙι\u0345ǅﬀ", "na", "가나"]
     term_chars = [*"abAB가나다1_ß漢ſkΙ\u0345sǅ"]
     checked = 0
-    for _ in range(4000):
+    for _ in range(1500):
         text = "".join(rng.choice(text_chars) for _ in range(rng.randint(0, 30)))
         tokens = [
             (BIGRAM_MARKER if rng.random() < 0.2 else "")
@@ -215,7 +215,7 @@ def test_snippet_pattern_finds_what_one_lookbehind_per_term_found() -> None:
         got = [(m.start(), m.group(0)) for m in _pattern(tuple(terms)).finditer(text)]
         assert got == want, (text, terms)
         checked += bool(want)
-    assert checked > 500  # most cases matched something
+    assert checked > 200  # most cases matched something
 
 
 if __name__ == "__main__":  # record the golden file with the code under test (the slow path, once)
