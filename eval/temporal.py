@@ -14,9 +14,10 @@ RUN.jsonl gets one line per question and probe: {"qid", "probe": "now"|"asof", "
 off, written beside --out) without indexing or searching again.
 
 The time stages' parameters (RankingParams): `time_ref_boost` (4a, a question that names its time lifts
-the best sources dated then), `time_ref_slots`, `time_window`, `time_depth` and `time_past_cues` (4c, newest first). Besides the
+the best sources dated then), `time_ref_slots`, `time_window`, `time_depth`, `time_past_cues` and
+`time_coverage_share` and `time_by_day` (4c, newest first). Besides the
 figures at the product's values, the report gives a 2-fold estimate: the questions are split by index
-(even, odd within each type); the four are chosen on one half from `CHOICES` (by `objective`) and the
+(even, odd within each type); the six are chosen on one half from `CHOICES` (by `objective`) and the
 other half is scored with them. Each question is searched once per `REFS` pair with 4c off; 4c is the
 pipeline's last stage, so each (window, depth, gate)'s order is computed from those hits (`ordered`).
 """
@@ -42,9 +43,19 @@ DEPTHS = (3, 5, 10)
 REFS = ((0.0, 0), (0.5, 1), (1.0, 1), (3.0, 1), (0.5, 2), (1.0, 2), (3.0, 2))
 """(`time_ref_boost`, `time_ref_slots`) pairs tried ((0, 0): stage 4a off); each is one search per question
 and probe."""
-CHOICES = [(r, w, d, c) for r in REFS for w in GRID for d in DEPTHS for c in (True, False)]
-"""((time_ref_boost, time_ref_slots), time_window, time_depth, time_past_cues) the 2-fold estimate chooses
-from."""
+SHARES = (0.0, 0.5, 0.6, 0.65, 0.7, 0.8, 1.0)
+"""`time_coverage_share` values tried (0: any coverage; 1: the newer covers as many of the question's terms)."""
+CHOICES = [
+    (r, w, d, c, s, b)
+    for r in REFS
+    for w in GRID
+    for d in DEPTHS
+    for c in (True, False)
+    for s in SHARES
+    for b in (False, True)
+]
+"""((time_ref_boost, time_ref_slots), time_window, time_depth, time_past_cues, time_coverage_share,
+time_by_day) the 2-fold estimate chooses from."""
 DEFAULT_WORK = Path("~/.cache/hippocampus/temporal")
 DEFAULT_CACHE = Path("~/.cache/hippocampus/bench-embed.sqlite")
 LIMIT = 10
@@ -109,7 +120,10 @@ def ask(
     response = engine.search(
         SearchRequest(query=q["question"][:900], limit=LIMIT, mode=mode, as_of=as_of), params=off, log=False
     )
-    return [{"anchor": h.anchor, "score": h.score, "date": h.date} for h in response.results]
+    return [
+        {"anchor": h.anchor, "score": h.score, "date": h.date, "coverage": h.coverage}
+        for h in response.results
+    ]
 
 
 def ordered(
@@ -119,10 +133,12 @@ def ordered(
     cues: bool = True,
     depth: int = 10,
     named: bool = False,
+    share: float = 0.0,
+    by_day: bool = False,
 ) -> list[dict[str, Any]]:
     """The pipeline's time stage (`time_stage`) at `window` over the top `depth` of one search's hits
     (`cues`: the question-about-the-past gate, `time_past_cues`; `named`: the question names its time and
-    4a was on, so 4c leaves the order). Every hit here is a note (lane `notes`, one of TIME_LANES) and
+    4a was on, so 4c leaves the order; `share`: `time_coverage_share`; `by_day`: `time_by_day`). Every hit here is a note (lane `notes`, one of TIME_LANES) and
     each its own source, as in the pipeline."""
     if named or (cues and about_the_past(query)):
         return hits
@@ -132,6 +148,9 @@ def ordered(
         [h["date"] for h in head],
         window,
         [h["anchor"].split("#", 1)[0] for h in head],
+        [h.get("coverage", 0.0) for h in head],
+        share,
+        by_day,
     )
     return [head[i] for i in order] + hits[depth:]
 
@@ -227,6 +246,8 @@ def score_at(
     window: float,
     depth: int = 10,
     cues: bool = True,
+    share: float = 0.0,
+    by_day: bool = False,
 ) -> list[tuple[dict[str, Any], dict[str, float]]]:
     out = []
     for q in questions:
@@ -240,6 +261,8 @@ def score_at(
                     cues,
                     depth,
                     min(ref) > 0 and names_time(q, as_of),
+                    share,
+                    by_day,
                 )
             ]
             for p, as_of in probes(q)
@@ -264,9 +287,9 @@ def two_fold(
     left_out: list[tuple[dict[str, Any], dict[str, float]]] = []
     folds = []
     for train, test in ((halves[0], halves[1]), (halves[1], halves[0])):
-        # best objective; on a tie the smaller boost, the larger window and the smaller depth (the smaller
-        # change to relevance order), gate on
-        ref, window, depth, gate = max(
+        # best objective; on a tie the smaller boost, the larger window, the smaller depth and the larger
+        # share, by day (the smaller change to relevance order), gate on
+        ref, window, depth, gate, share, by_day = max(
             CHOICES,
             key=lambda c: (
                 objective(summary(score_at(train, hits, dates, *c))),
@@ -275,9 +298,11 @@ def two_fold(
                 c[1],
                 -c[2],
                 c[3],
+                c[4],
+                c[5],
             ),
         )
-        scored = score_at(test, hits, dates, ref, window, depth, gate)
+        scored = score_at(test, hits, dates, ref, window, depth, gate, share, by_day)
         left_out += scored
         folds.append(
             {
@@ -286,7 +311,9 @@ def two_fold(
                 "window": window,
                 "depth": depth,
                 "past_cues": gate,
-                "in_sample": summary(score_at(train, hits, dates, ref, window, depth, gate)),
+                "coverage_share": share,
+                "by_day": by_day,
+                "in_sample": summary(score_at(train, hits, dates, ref, window, depth, gate, share, by_day)),
                 "left_out": summary(scored),
             }
         )
@@ -310,11 +337,13 @@ def run(
         questions = questions[:max_questions]
     hits: Hits = {}
     defaults = RankingParams()
-    product: tuple[Ref, float, int, bool] = (
+    product: tuple[Ref, float, int, bool, float, bool] = (
         (defaults.time_ref_boost, defaults.time_ref_slots),
         defaults.time_window,
         defaults.time_depth,
         defaults.time_past_cues,
+        defaults.time_coverage_share,
+        defaults.time_by_day,
     )
     index_s = search_s = 0.0
     if reuse is not None:  # the hits of an earlier run (`--reuse-hits`): the time stage again, no search
@@ -328,7 +357,14 @@ def run(
         index_s += time.monotonic() - started
         engine = open_engine(settings, log=False)
         p = engine.params
-        product = ((p.time_ref_boost, p.time_ref_slots), p.time_window, p.time_depth, p.time_past_cues)
+        product = (
+            (p.time_ref_boost, p.time_ref_slots),
+            p.time_window,
+            p.time_depth,
+            p.time_past_cues,
+            p.time_coverage_share,
+            p.time_by_day,
+        )
         started = time.monotonic()
         prefix = q["vault_dir"].rstrip("/") + "/"
         for ref in dict.fromkeys((*REFS, product[0])):
@@ -342,12 +378,14 @@ def run(
             for ((boost, slots), qid, probe), found in hits.items():
                 row = {"boost": boost, "slots": slots, "qid": qid, "probe": probe, "hits": found}
                 fh.write(json.dumps(row) + "\n")
-    ref, window, depth, cues = product
+    ref, window, depth, cues, share, by_day = product
     with out.open("w", encoding="utf-8") as fh:
         for q in questions:
             for probe, as_of in probes(q):
                 named = min(ref) > 0 and names_time(q, as_of)
-                found = ordered(hits[(ref, q["qid"], probe)], window, q["question"], cues, depth, named)
+                found = ordered(
+                    hits[(ref, q["qid"], probe)], window, q["question"], cues, depth, named, share, by_day
+                )
                 fh.write(
                     json.dumps({"qid": q["qid"], "probe": probe, "ranked": [h["anchor"] for h in found]})
                     + "\n"
@@ -361,10 +399,22 @@ def run(
         "time_window": window,
         "time_depth": depth,
         "time_past_cues": cues,
-        "product": summary(score_at(questions, hits, dates, ref, window, depth, cues)),
-        "product_other_gate": summary(score_at(questions, hits, dates, ref, window, depth, not cues)),
+        "time_coverage_share": share,
+        "time_by_day": by_day,
+        "product": summary(score_at(questions, hits, dates, ref, window, depth, cues, share, by_day)),
+        "product_other_gate": summary(
+            score_at(questions, hits, dates, ref, window, depth, not cues, share, by_day)
+        ),
+        "product_no_coverage": summary(
+            score_at(questions, hits, dates, ref, window, depth, cues, 0.0, by_day)
+        ),
+        "product_other_day": summary(
+            score_at(questions, hits, dates, ref, window, depth, cues, share, not by_day)
+        ),
         "newest_first_off": summary(score_at(questions, hits, dates, ref, GRID[-1])),
-        "time_reference_off": summary(score_at(questions, hits, dates, REFS[0], window, depth, cues)),
+        "time_reference_off": summary(
+            score_at(questions, hits, dates, REFS[0], window, depth, cues, share, by_day)
+        ),
         "time_stages_off": summary(score_at(questions, hits, dates, REFS[0], GRID[-1])),
         "two_fold": two_fold(questions, hits, dates),
         "index_seconds": round(index_s, 1),
@@ -382,7 +432,11 @@ def render(report: dict[str, Any]) -> str:
 
     def chosen(f: dict[str, Any]) -> str:
         gate = "on" if f["past_cues"] else "off"
-        return f"boost {f['ref_boost']} × {f['ref_slots']}, window {f['window']}, depth {f['depth']}, gate {gate}"
+        cover = f.get("coverage_share", 0.0)
+        return (
+            f"boost {f['ref_boost']} × {f['ref_slots']}, window {f['window']}, depth {f['depth']}, gate {gate}, "
+            f"coverage {cover}, by day {'on' if f.get('by_day') else 'off'}"
+        )
 
     product = {
         "ref_boost": report["time_ref_boost"],
@@ -390,6 +444,8 @@ def render(report: dict[str, Any]) -> str:
         "window": report["time_window"],
         "depth": report["time_depth"],
         "past_cues": report["time_past_cues"],
+        "coverage_share": report["time_coverage_share"],
+        "by_day": report["time_by_day"],
     }
     lines = [
         f"LongMemEval-S temporal ({report['dataset']}, mode {report['mode']}, {report['questions']} questions)",
@@ -402,6 +458,8 @@ def render(report: dict[str, Any]) -> str:
         row("4c only (newest first)", report["time_reference_off"]),
         row(f"product ({chosen(product)}; in-sample)", report["product"]),
         row("product, the gate the other way", report["product_other_gate"]),
+        row("product without the coverage condition", report["product_no_coverage"]),
+        row("product, by day the other way", report["product_other_day"]),
     ]
     for i, fold in enumerate(report["two_fold"]["folds"]):
         lines.append(row(f"fold {i}: {chosen(fold)} chosen on its half", fold["in_sample"]))

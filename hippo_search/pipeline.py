@@ -21,7 +21,8 @@ assets, the compiler's related pages, the golden set and the benchmarks.
     4b. rerank   rerank_hits (off unless HIPPO_RERANK_URL): the top N re-scored by a cross-encoder; on its
                  failure the fused order stays and the response says degraded, with the reason
     4c. time     time_stage: newest first among the top `time_depth` notes and conversations of different
-                 sources that score within `time_window` of each other, unless the question names its time
+                 sources that score within `time_window` of each other (and the newer covers ≥
+                 `time_coverage_share` × the older's query terms), unless the question names its time
                  (4a) or, with `time_past_cues`, is about the past
                  (hippo_core/ranking/time.py); `as_of` masked newer sources in stage 2 already, and every
                  hit carries its source's date
@@ -702,7 +703,8 @@ def time_stage(
 ) -> list[SearchHit]:
     """Newest first among results that answer alike (hippo_core/ranking/time.py `newest_first`): a question
     about the present (or about `as_of`, whose newer sources are already masked) gets the latest version
-    first, and a result never passes one that answers clearly better. Only the top `time_depth` results are
+    first, and a result never passes one that answers clearly better or covers clearly more of the question's
+    terms (`time_coverage_share`). Only the top `time_depth` results are
     reordered, so the stage never pushes a result off the first `time_depth` places (where the evidence is
     read). A question that names its time (`span`, see `named_time_stage`) is ranked by that time, not
     newest first. Weak hits stay after the others; `include_history` keeps the relevance order."""
@@ -715,7 +717,15 @@ def time_stage(
     # wiki pages and sources are edited in place (one page per topic): only notes and conversations
     # accumulate dated entries whose versions are separate sources
     dates = [h.date if h.lane in TIME_LANES else None for h in head]
-    order = newest_first([h.score for h in head], dates, params.time_window, [h.path for h in head])
+    order = newest_first(
+        [h.score for h in head],
+        dates,
+        params.time_window,
+        [h.path for h in head],
+        [h.coverage for h in head],
+        params.time_coverage_share,
+        params.time_by_day,
+    )
     return [head[i] for i in order] + rest + [h for h in hits if h.weak]
 
 

@@ -112,6 +112,16 @@ class RankingParams(BaseModel, frozen=True):
     time_window: float = Field(
         default=0.4, ge=0, description="newest first among results scoring ≥ window × each other"
     )
+    time_coverage_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="newest first: a newer result passes an older one only covering ≥ share × its query terms",
+    )
+    time_by_day: bool = Field(
+        default=True,
+        description="newest first: only a source of a later day is newer (one day's keep their order)",
+    )
     time_depth: int = Field(
         default=5, ge=0, description="newest first only reorders the top N results: it never pushes one out"
     )

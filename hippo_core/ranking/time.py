@@ -86,6 +86,9 @@ def newest_first(
     dates: Sequence[str | None],
     window: float,
     sources: Sequence[str] | None = None,
+    coverage: Sequence[float] | None = None,
+    share: float = 0.0,
+    by_day: bool = False,
 ) -> list[int]:
     """An order of the results (indexes into `scores`, which is best first) in which a newer result
     moves above an older one it scores within `window` of (its score ≥ window × the older's): when
@@ -93,8 +96,13 @@ def newest_first(
     never passes one that answers clearly better, so the evidence stays where it was found. Undated
     results neither move nor are passed; with `sources` (each result's document), two results of one
     source keep their order: turns of one conversation are one thread, not versions of each other (on
-    LoCoMo's "when did…" questions reordering them cost Hit@1). `window` > 1 turns it off; 0 sorts
-    the dated ones by date."""
+    LoCoMo's "when did…" questions reordering them cost Hit@1). With `coverage` (each result's share of
+    the question's terms), a newer result passes an older one only when it covers at least `share` × the
+    older one's terms: another version of the same answer uses the question's words about as well, a newer
+    text that merely shares a few of them does not (a score ratio alone let such a session jump to first
+    place). With `by_day`, only a result of a later day is newer: two sources of one day keep their order,
+    as two notes dated by the day alone (`date: 2024-03-01`) always did. `window` > 1 turns it off; 0
+    sorts the dated ones by date."""
     order = list(range(len(scores)))
     if window > 1.0 or len(order) < 2:
         return order
@@ -104,9 +112,11 @@ def newest_first(
         for k in range(1, len(order)):
             upper, lower = order[k - 1], order[k]
             new, old = dates[lower], dates[upper]
-            if new is None or old is None or new <= old:
+            if new is None or old is None or new <= old or (by_day and new[:10] <= old[:10]):
                 continue
             if sources is not None and sources[lower] == sources[upper]:
+                continue
+            if coverage is not None and coverage[lower] < share * coverage[upper] - 1e-9:
                 continue
             if scores[lower] >= window * scores[upper]:
                 order[k - 1], order[k] = lower, upper

@@ -62,6 +62,27 @@ def test_newer_moves_above_older_only_within_the_window() -> None:
     assert newest_first([1.0, 0.99], ["2025-01-01", "2023-01-01"], 0.0) == [0, 1]
 
 
+def test_a_newer_result_passes_only_when_it_covers_the_question_about_as_well() -> None:
+    scores, dates, sources = [1.0, 0.9, 0.8], ["2023-01-01", "2024-01-01", "2025-01-01"], ["a", "b", "c"]
+    coverage = [1.0, 0.8, 0.25]  # the newest shares one of the question's four terms
+    assert newest_first(scores, dates, 0.5, sources, coverage, 0.0) == [2, 1, 0]  # a score ratio alone
+    # at share 0.5 the 2024 result (0.8 ≥ 0.5·1.0) passes, the 2025 one (0.25 < 0.5·0.8) stays last
+    assert newest_first(scores, dates, 0.5, sources, coverage, 0.5) == [1, 0, 2]
+    assert newest_first(scores, dates, 0.5, sources, coverage, 1.0) == [0, 1, 2]
+    # the score window still applies to a result that covers as much
+    assert newest_first([1.0, 0.3], dates[:2], 0.5, None, [0.5, 0.5], 0.5) == [0, 1]
+
+
+def test_by_day_two_sources_of_one_day_keep_their_order() -> None:
+    scores, sources = [1.0, 0.9, 0.8], ["a", "b", "c"]
+    dates = ["2024-03-01T09:00:00", "2024-03-01T21:00:00", "2024-03-02"]
+    assert newest_first(scores, dates, 0.5, sources) == [2, 1, 0]
+    # by day the evening result is no newer than the morning one; the next day's passes both
+    assert newest_first(scores, dates, 0.5, sources, by_day=True) == [2, 0, 1]
+    # a day-only date and a time on that day are one day
+    assert newest_first([1.0, 0.9], ["2024-03-01", "2024-03-01T08:00:00"], 0.5, by_day=True) == [0, 1]
+
+
 def test_a_question_about_the_past_is_told_from_one_about_the_present() -> None:
     for past in (
         "How many days ago did I attend a networking event?",

@@ -220,3 +220,41 @@ def test_a_section_whose_facts_were_all_superseded_is_marked_stale_and_demoted(
     assert [h.path for h in history][0] == old and history[0].stale
     # as of a day when the old value held, it is not stale
     assert not any(h.stale for h in ask(as_of="2024-12-31"))
+
+
+VERSIONS = {
+    # one fact written on two days, a second version on the same day, and a newer note sharing one term
+    "cutoff-2024.md": "---\ndate: 2024-01-10\n---\n# Caffeine\n\n"
+    "My caffeine cutoff is six hours before bed. The caffeine cutoff keeps me asleep.\n",
+    "cutoff-morning.md": "---\ncreated: 2025-02-01T08:30\n---\n# Caffeine\n\n"
+    "My caffeine cutoff moved to 15:00. A caffeine cutoff at 15:00 is earlier than before.\n",
+    "cutoff-evening.md": "---\ncreated: 2025-02-01T21:00\n---\n# Caffeine\n\n"
+    "Caffeine cutoff still 15:00 after a long day of meetings, errands, calls and a late train home.\n",
+    "tea-2025.md": "---\ndate: 2025-06-01\n---\n# Tea\n\nGreen tea has less caffeine than coffee does.\n",
+}
+
+
+def test_newest_first_passes_only_another_version_of_the_answer(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    init_vault(vault)
+    for name, text in VERSIONS.items():
+        (vault / name).write_text(text, encoding="utf-8")
+    settings = HippoSettings(vault=vault, home=tmp_path / "home", embed_cache_path=tmp_path / "embed.sqlite")
+    index(settings)
+    engine = open_engine(settings, log=False)
+
+    def order(**update: object) -> list[str]:
+        params = engine.params.model_copy(update=update)
+        return [h.path for h in search(settings, params=params)]
+
+    relevance = order(time_window=1.01)
+    assert set(relevance) == set(VERSIONS) and relevance[0] == "cutoff-2024.md"
+    # the morning note says it twice, so it leads the evening one on relevance alone
+    assert relevance.index("cutoff-morning.md") < relevance.index("cutoff-evening.md")
+    # a score ratio alone: the newest note comes first though it shares one of the two terms
+    loose = order(time_window=0.0, time_coverage_share=0.0, time_by_day=False)
+    assert loose == ["tea-2025.md", "cutoff-evening.md", "cutoff-morning.md", "cutoff-2024.md"]
+    # it covers 1 of 2 terms: under a share of 0.75 it passes none of them; the two of one day keep
+    # their relevance order and both pass the 2024 note
+    strict = order(time_window=0.0, time_coverage_share=0.75, time_by_day=True)
+    assert strict == ["cutoff-morning.md", "cutoff-evening.md", "cutoff-2024.md", "tea-2025.md"]
