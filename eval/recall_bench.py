@@ -325,34 +325,29 @@ def rates(sim: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-SEMANTIC_WEIGHTS = (0.0, 0.25, 0.5)
 ENV_OF = {
     "need_threshold": "HIPPO_RECALL_NEED_THRESHOLD",
     "lexical_need_threshold": "HIPPO_RECALL_LEXICAL_NEED_THRESHOLD",
-    "semantic_weight": "HIPPO_RECALL_SEMANTIC_WEIGHT",
 }
+CHOICE_MAX_UNANSWERABLE = 0.025
+"""Half the 5 % target on the set a bar is chosen on: a margin for the set it is reported on."""
 
 
 def choose_params(
-    rows: list[dict[str, Any]], covers: dict[str, set[str]], key: str, max_unanswerable: float = 0.05
+    rows: list[dict[str, Any]],
+    covers: dict[str, set[str]],
+    key: str,
+    max_unanswerable: float = CHOICE_MAX_UNANSWERABLE,
 ) -> dict[str, float]:
-    """The router's free values for one engine, chosen on these rows: the bar (and, with both lanes, the
-    semantic lane's weight) that injects for the most answerable prompts while injecting for at most
-    `max_unanswerable` of the others (ties: the lower bar, then the lower weight)."""
+    """The router's bar for one engine, chosen on these rows: the lowest (most injections) whose
+    unanswerable injection is at most `max_unanswerable`."""
     from hippo_core.recall.route import RouteParams
 
-    best: tuple[float, float, dict[str, float]] | None = None
-    for weight in SEMANTIC_WEIGHTS if key == "hits" else (None,):
-        for bar in BARS:
-            values = {BAR_FIELD[key]: bar} | ({} if weight is None else {"semantic_weight": weight})
-            got = rates(simulate(rows, covers, key, RouteParams(**values)))
-            if got["unanswerable_injected"] is None or got["unanswerable_injected"] > max_unanswerable:
-                continue
-            score = (got["answerable_injected"] or 0.0, got["evidence_injected"] or 0.0)
-            if best is None or score > best[:2]:
-                best = (*score, values)
-            break  # a higher bar only injects less
-    return best[2] if best else {BAR_FIELD[key]: BARS[-1]}
+    for bar in BARS:
+        got = rates(simulate(rows, covers, key, RouteParams(**{BAR_FIELD[key]: bar})))
+        if got["unanswerable_injected"] is not None and got["unanswerable_injected"] <= max_unanswerable:
+            return {BAR_FIELD[key]: bar}
+    return {BAR_FIELD[key]: BARS[-1]}
 
 
 def hit_at3(rows: list[dict[str, Any]], covers: dict[str, set[str]], key: str = "hits") -> float:

@@ -217,7 +217,7 @@ class Tokenizer:
         self._morphology = morphology
         self._words = "SL" in tags
         self._numbers = "SN" in tags
-        self._fingerprint = self._config.fingerprint()
+        self._fingerprint: str | None = None  # computed when asked (it imports kiwipiepy)
 
     @property
     def config(self) -> TokenizerConfig:
@@ -230,6 +230,8 @@ class Tokenizer:
 
     def fingerprint(self) -> str:
         """The config fingerprint, recorded by an index so a mismatched analyzer can be detected."""
+        if self._fingerprint is None:
+            self._fingerprint = self._config.fingerprint()
         return self._fingerprint
 
     @property
