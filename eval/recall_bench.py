@@ -484,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     built_text = "\n".join(in_vault)
     lme_fillers = [t for t in lme_fillers if t[:200] not in built_text]  # shared filler sessions: not indexed
     # unanswerable prompts: generic ones and LongMemEval fillers (first user turns of haystacks not built),
-    # asked of the first index of each set
+    # asked of every index offline and of the first index of each set through the hook
     n_un = max(1, args.max_prompts)
     un_fillers = [
         {"id": f"filler-{i}", "kind": "unanswerable", "prompt": t} for i, t in enumerate(lme_fillers[:60])
@@ -524,9 +524,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, items in sets.items():
         rows: list[dict[str, Any]] = []
         merged: dict[str, set[str]] = {}
-        for k, (settings, prompts, covers) in enumerate(items):
+        for settings, prompts, covers in items:
+            # offline, every index is asked every unanswerable prompt (cheap: candidate lists only)
             rows += candidates_for(
-                settings, batch(name, k, prompts, len(prompts), len(generic) + len(un_fillers))
+                settings, batch(name, 0, prompts, len(prompts), len(generic) + len(un_fillers))
             )
             merged |= covers
         rows_by_set[name], covers_by_set[name] = rows, merged

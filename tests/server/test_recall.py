@@ -246,7 +246,7 @@ def test_local_path_answers_from_the_lexical_index_without_dagster_chroma_or_kiw
         indexed.home, indexed.vault, free_port(), HIPPO_RECALL_BUDGET_MS="120000", HIPPO_RECALL_SKILLS="false"
     )
     result, _ = run_hook(
-        env, prompt_payload("커피와 카페인, 잠들기 전에 언제 끊어야 해?", tmp_path), "-X", "importtime"
+        env, prompt_payload("수면 위생 규칙에서 취침 시간은 몇 시였지?", tmp_path), "-X", "importtime"
     )
     assert result.returncode == 0 and result.stdout, log_of(indexed.home)
     context = json.loads(result.stdout)["hookSpecificOutput"]["additionalContext"]
