@@ -136,7 +136,13 @@ def load_tuning(embedder: Embedder) -> Tuning:
     applies only to the embedder it was measured for."""
     if not embedder.calibration_path:
         return Tuning(RankingParams(), EvidenceParams(), "not configured: defaults in use")
-    loaded = read_calibration(Path(embedder.calibration_path), embedder.model_id)
+    return calibration_tuning(Path(embedder.calibration_path), embedder.model_id)
+
+
+def calibration_tuning(path: Path, embed_model: str) -> Tuning:
+    """The tuning `calibration.json` at `path` gives an index built with `embed_model` (defaults, with the
+    reason, when it is missing, unreadable or measured for another model)."""
+    loaded = read_calibration(path, embed_model)
     if not loaded.applied:
         return Tuning(RankingParams(), EvidenceParams(), loaded.status)
     return Tuning(
@@ -183,17 +189,14 @@ def lexical_engine(settings: HippoSettings, morphology: bool = True) -> SearchEn
     reader = LexicalReader(settings.lexical_dir)
     # the calibration of the embedder that built this index (its manifest names it), as the librarian's
     built_with = str((reader.manifest() or {}).get("embed_model") or "")
-    loaded = read_calibration(settings.calibration_path, built_with)
-    ranking, evidence = RankingParams(), EvidenceParams()
-    if loaded.applied:
-        ranking, evidence = loaded.ranking_params(ranking), loaded.evidence_params(evidence)
+    tuning = calibration_tuning(settings.calibration_path, built_with)
     return SearchEngine(
         lexical_store=reader,
         vector_store=None,
         embedder=None,
-        params=ranking,
-        evidence_params=evidence,
-        calibration_status=loaded.status,
+        params=tuning.ranking,
+        evidence_params=tuning.evidence,
+        calibration_status=tuning.calibration,
         tokenizer=Tokenizer(TokenizerConfig(), morphology=morphology),
     )
 

@@ -9,6 +9,7 @@ import anyio
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from hippo_server.mcp.annotations import READ_ONLY
 from hippo_work.conversations import (
     MAX_SUMMARY_BYTES,
     CaptureKind,
@@ -31,11 +32,8 @@ def register(mcp: MCPServer, backing: Backing) -> None:
     memory = backing.memory
     if memory is None:
         return
-    read_only = ToolAnnotations(
-        readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-    )
 
-    @mcp.tool(annotations=read_only)
+    @mcp.tool(annotations=READ_ONLY)
     async def hippo_list_recent_conversations(
         days: Annotated[int, d("Conversations active in the last this many days.")] = 7,
         project: Annotated[
@@ -46,7 +44,7 @@ def register(mcp: MCPServer, backing: Backing) -> None:
         newest first, optionally for one project. Use hippo_get_conversation to read one."""
         return await anyio.to_thread.run_sync(memory.recent, days, project)
 
-    @mcp.tool(annotations=read_only)
+    @mcp.tool(annotations=READ_ONLY)
     async def hippo_get_conversation(
         conversation_id: Annotated[str, d("The conversation's id (from a search hit's anchor or the list).")],
         around: Annotated[

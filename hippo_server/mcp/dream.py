@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
+from hippo_server.mcp.annotations import READ_ONLY
 from hippo_work.dream import ProfileRefused, Profiles, dream_store
 
 if TYPE_CHECKING:
@@ -22,11 +22,8 @@ def register(mcp: MCPServer, backing: Backing) -> None:
     if backing.settings is None:
         return
     profiles = Profiles(dream_store(backing.settings))
-    read_only = ToolAnnotations(
-        readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-    )
 
-    @mcp.tool(annotations=read_only)
+    @mcp.tool(annotations=READ_ONLY)
     async def hippo_profile(
         window: Annotated[
             Literal[7, 30, 90] | None, Field(description="Days: 7, 30 or 90; omit for all three.")

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from hippo_resources.sql_access import StoreError
+from hippo_server.mcp.annotations import READ_ONLY
 from hippo_work.facts import Facts, FactsRefused, fact_store
 
 if TYPE_CHECKING:
@@ -23,11 +23,8 @@ def register(mcp: MCPServer, backing: Backing) -> None:
     if backing.settings is None:
         return
     facts = Facts(fact_store(backing.settings))
-    read_only = ToolAnnotations(
-        readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-    )
 
-    @mcp.tool(annotations=read_only)
+    @mcp.tool(annotations=READ_ONLY)
     async def hippo_facts(
         subject: Annotated[
             str, Field(description="What the facts are about, in Korean or English (an alias works).")

@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse
 
 from hippo_core.recall.route import RouteParams
 from hippo_search.pipeline import NotIndexedError
+from hippo_server.mcp.annotations import READ_ONLY
 from hippo_server.schemas import error_response
 from hippo_work.route import RecallRequest, recall, route, route_params, router_for
 from hippo_work.suggest import SkillLane, skill_folders
@@ -99,13 +100,8 @@ def register(mcp: MCPServer, backing: Backing) -> None:
 
 def register_recall_tools(mcp: MCPServer, services: RecallServices) -> None:
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp.types import ToolAnnotations
 
-    read_only = ToolAnnotations(
-        readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-    )
-
-    @mcp.tool(annotations=read_only)
+    @mcp.tool(annotations=READ_ONLY)
     async def hippo_route(
         query: Annotated[str, Field(description="The user's request.")],
         candidates: Annotated[
@@ -123,7 +119,7 @@ def register_recall_tools(mcp: MCPServer, services: RecallServices) -> None:
         except NotIndexedError as exc:
             raise ToolError(str(exc)) from None
 
-    @mcp.tool(annotations=read_only)
+    @mcp.tool(annotations=READ_ONLY)
     async def hippo_suggest(
         prompt: Annotated[str, Field(description="The user's prompt.")],
     ) -> dict[str, Any]:

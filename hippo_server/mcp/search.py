@@ -14,16 +14,13 @@ from pydantic import Field
 from hippo_core.vault.vault_layout import LANES
 from hippo_search.bundle import build_bundle, record_feedback
 from hippo_search.envelope import SearchRequest
+from hippo_server.mcp.annotations import READ_ONLY
 from hippo_server.schemas import read_document, redacted
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
     from hippo_server.mcp import Backing
-
-READ_ONLY = ToolAnnotations(
-    readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False
-)
 
 
 def _described(field: str) -> Any:

@@ -18,6 +18,7 @@ from pydantic import Field
 
 from hippo_core.agents.ghost import Scope
 from hippo_core.agents.work_memory import CheckpointKind
+from hippo_server.mcp.annotations import READ_ONLY
 from hippo_work.describe import DESCRIBE
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ if TYPE_CHECKING:
     from hippo_work.ghost import GhostLayer
 
 T = TypeVar("T")
-READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 WRITE_IDEMPOTENT = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True)
 WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False)
 # A read of the ghost store is logged, so it is not read-only in MCP's sense.
@@ -58,7 +58,7 @@ def register(mcp: MCPServer, backing: Backing) -> None:
         return
     work, ghost, engine = backing.work.work, backing.work.ghost, backing.engine
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def hippo_resume(
         project: Project,
         session_id: Annotated[str | None, p("session_id")] = None,
@@ -69,7 +69,7 @@ def register(mcp: MCPServer, backing: Backing) -> None:
         out = await _call(lambda: work.resume(project, session_id=session_id))
         return out.dump(verbose)
 
-    @mcp.tool(annotations=READ)
+    @mcp.tool(annotations=READ_ONLY)
     async def hippo_sync(
         project: Project,
         since: Annotated[str, p("since")] = "0",
