@@ -173,7 +173,7 @@ _REF_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
             r"(?:지난|최근)\s*(\d{1,3}|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열)\s*(개월|주일|일|주|달|년)"
         ),
     ),
-    ("ko_weekday", re.compile(r"지난\s*주?\s*([월화수목금토일])요일")),
+    ("ko_weekday", re.compile(r"지난\s*(?:주\s*)?([월화수목금토일])요일")),
     ("ko_point1", re.compile(r"지난\s*(주|달)|(작년)|(그저께|그제|어제)")),
 )
 

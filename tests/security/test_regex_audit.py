@@ -14,6 +14,7 @@ import pytest
 
 from hippo_core.agents.work_memory import current_handoff, replace_handoff
 from hippo_core.index.chunking import chunk_document, clean_heading, link_text, split_sections
+from hippo_core.ranking.time import time_reference
 from hippo_core.wiki.cards import parse_card
 
 SIZE = 100_000
@@ -67,3 +68,22 @@ def test_a_handoff_file_of_opening_markers_is_linear() -> None:
 def test_a_handoff_block_reads_as_before() -> None:
     text = "mine\n<!-- hippo:handoff fp:0123456789ab -->\n## Handoff\nnext: tests\n<!-- /hippo:handoff -->\n"
     assert current_handoff(text) == "next: tests"
+
+
+@pytest.mark.parametrize(
+    "head",
+    ["지난", "지난 주", "최근", "3", "3일", "a", "last", "the past", "this past", "past 3", "the day before"],
+)
+@pytest.mark.parametrize("gap", [" ", "\t", " \u3000"])
+def test_a_named_time_scan_is_linear(head: str, gap: str) -> None:
+    """Before: "지난" + 100 KB of spaces took 70 s (`지난\\s*주?\\s*…요일`: two gaps in a row, quadratic)."""
+    text = head + gap * (SIZE // len(gap)) + "x"
+    under_a_second(lambda: time_reference(text, "2024-05-01"))
+    under_a_second(lambda: time_reference((head + gap) * (SIZE // (len(head) + len(gap))), "2024-05-01"))
+
+
+def test_named_times_read_as_before() -> None:
+    saturday = ("2024-04-26T00:00:00", "2024-04-29T00:00:00")  # the Saturday before 2024-05-01, ± a day
+    for text in ("지난 토요일에 뭐 했지?", "지난주 토요일", "지난 주 토요일", "지난주토요일"):
+        assert time_reference(text, "2024-05-01") == saturday, text
+    assert time_reference("지난  주  금요일", "2024-05-01") == ("2024-04-25T00:00:00", "2024-04-28T00:00:00")
