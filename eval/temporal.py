@@ -1,6 +1,6 @@
 """Search that knows time, on LongMemEval-S's knowledge-update (KU) and temporal-reasoning (TR) questions.
 
-    python -m eval.temporal DIR --mode lexical|semantic|hybrid --out RUN.jsonl [--max-questions N]
+    python -m eval.temporal DIR --mode lexical|semantic|hybrid --out RUN.jsonl [--max-questions N] [--qids FILE]
 
 DIR is the unpacked `longmemeval-dev` set (its README defines the layout and the metrics). Each question's
 folder `vault/<qid>/` is indexed alone through the product's index assets (`vault_documents`, `chunks`,
@@ -12,6 +12,10 @@ RUN.jsonl gets one line per question and probe: {"qid", "probe": "now"|"asof", "
 
 `--reuse-hits RUN.hits.jsonl` re-ranks an earlier run's hits (what each search returned with the stage
 off, written beside --out) without indexing or searching again.
+
+`--qids FILE` asks only the questions listed (one id a line): a sample, for the modes that embed. Hybrid
+indexing takes ~3 min a question on 2 cores (~950 chunks each), so the 97 take ~5 h, more than a working
+session; `eval/samples/temporal_hybrid.txt` lists the sample the committed hybrid figures are from.
 
 The time stages' parameters (RankingParams): `time_ref_boost` (4a, a question that names its time lifts
 the best sources dated then), `time_ref_slots`, `time_window`, `time_depth`, `time_past_cues` and
@@ -328,11 +332,15 @@ def run(
     work: Path,
     cache: Path,
     reuse: Path | None = None,
+    qids: list[str] | None = None,
 ) -> dict[str, Any]:
     from hippo_core.ranking.ranking import RankingParams
     from hippo_search.pipeline import open_engine
 
     questions, dates = load(folder)
+    if qids is not None:  # a sample (`--qids FILE`), in the set's order
+        wanted = set(qids)
+        questions = [q for q in questions if q["qid"] in wanted]
     if max_questions:
         questions = questions[:max_questions]
     hits: Hits = {}
@@ -394,6 +402,7 @@ def run(
         "dataset": folder.name,
         "mode": mode,
         "questions": len(questions),
+        "sample": None if qids is None else f"{len(questions)} questions listed in the --qids file",
         "time_ref_boost": ref[0],
         "time_ref_slots": ref[1],
         "time_window": window,
@@ -475,6 +484,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mode", choices=("lexical", "semantic", "hybrid"), default="hybrid")
     parser.add_argument("--out", type=Path, required=True, help="ranked lists, one JSON line per probe")
     parser.add_argument("--max-questions", type=int)
+    parser.add_argument(
+        "--qids", type=Path, help="a sample: a file of question ids, one a line (# starts a comment)"
+    )
     parser.add_argument("--work", type=Path, default=DEFAULT_WORK, help="per-question index homes (kept)")
     parser.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="embedding cache")
     parser.add_argument("--json", type=Path, help="the report as JSON (default: beside --out)")
@@ -487,7 +499,13 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.folder / "questions.jsonl").is_file():
         print(f"eval.temporal: no questions.jsonl in {args.folder}", file=sys.stderr)
         return 2
-    report = run(args.folder, args.mode, args.out, args.max_questions, args.work, args.cache, args.reuse_hits)
+    qids = None
+    if args.qids is not None:
+        lines = args.qids.read_text(encoding="utf-8").splitlines()
+        qids = [line.split("#", 1)[0].strip() for line in lines if line.split("#", 1)[0].strip()]
+    report = run(
+        args.folder, args.mode, args.out, args.max_questions, args.work, args.cache, args.reuse_hits, qids
+    )
     print(render(report))
     target = args.json or args.out.with_suffix(".report.json")
     target.write_text(json.dumps(report, indent=2), encoding="utf-8")
