@@ -33,6 +33,8 @@ ABOUT: dict[str, str] = {
     "extraction_bench": "Document readers (PDF, DOCX, XLSX, PPTX, HWPX, HTML): fidelity, structure, time.",
     "bench_locomo": "LoCoMo conversations loaded as a claude.ai export through the product's own assets: evidence recall.",
     "temporal": "Time-aware search: answers as of a date and stale results.",
+    "temporal_lexical": "Time-aware search on LongMemEval's dated sessions, lexical mode, all 97 questions.",
+    "temporal_hybrid": "Time-aware search on LongMemEval's dated sessions, hybrid mode, a listed sample of questions.",
     "temporal_plain": "Plain BM25 by session and by turn on the temporal set: what its questions ask of words alone.",
     "recall_bench": "What the agent hooks recall at the right moment.",
     "dream_bench": "The dream's layer-1 and layer-2 lint on a generated vault with every defect planted, and a clean copy.",
